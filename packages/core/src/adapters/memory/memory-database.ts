@@ -1,0 +1,85 @@
+import {
+  type Database,
+  type Doc,
+  DuplicateIdError,
+  type Migration,
+  type Query,
+  type Where,
+  type WriteOp,
+  WriteConflictError,
+} from '../../ports/database';
+import { matchesWhere, runQuery } from '../../domain/storage/where';
+
+/** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
+export class MemoryDatabase implements Database {
+  private readonly collections = new Map<string, Map<string, string>>();
+
+  async migrate(migrations: readonly Migration[]): Promise<void> {
+    for (const migration of migrations) {
+      for (const step of migration.steps) {
+        if ('createCollection' in step && !this.collections.has(step.createCollection)) {
+          this.collections.set(step.createCollection, new Map());
+        }
+      }
+    }
+  }
+
+  async get(collection: string, id: string): Promise<Doc | undefined> {
+    const stored = this.table(collection).get(id);
+    return stored === undefined ? undefined : (JSON.parse(stored) as Doc);
+  }
+
+  async find(collection: string, query?: Query): Promise<Doc[]> {
+    return runQuery(this.docs(collection), query);
+  }
+
+  async count(collection: string, where?: Where): Promise<number> {
+    return this.docs(collection).filter((doc) => matchesWhere(doc, where)).length;
+  }
+
+  async write(ops: readonly WriteOp[]): Promise<void> {
+    // Check every op against the state the earlier ops of the batch leave, then apply all at once.
+    const staged = new Map<string, Map<string, string | undefined>>();
+    const current = (collection: string, id: string): string | undefined => {
+      const pending = staged.get(collection);
+      return pending?.has(id) ? pending.get(id) : this.table(collection).get(id);
+    };
+    const stage = (collection: string, id: string, value: string | undefined): void => {
+      const pending = staged.get(collection) ?? new Map<string, string | undefined>();
+      pending.set(id, value);
+      staged.set(collection, pending);
+    };
+    for (const op of ops) {
+      const id = op.op === 'delete' ? op.id : op.doc.id;
+      const existing = current(op.collection, id);
+      if (op.op === 'insert') {
+        if (existing !== undefined) throw new DuplicateIdError(op.collection, id);
+        stage(op.collection, id, JSON.stringify(op.doc));
+        continue;
+      }
+      if (existing === undefined || !matchesWhere(JSON.parse(existing) as Doc, op.expect)) {
+        throw new WriteConflictError(op.collection, id);
+      }
+      stage(op.collection, id, op.op === 'replace' ? JSON.stringify(op.doc) : undefined);
+    }
+    for (const [collection, pending] of staged) {
+      const table = this.table(collection);
+      for (const [id, value] of pending) {
+        if (value === undefined) table.delete(id);
+        else table.set(id, value);
+      }
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  private table(collection: string): Map<string, string> {
+    const table = this.collections.get(collection);
+    if (!table) throw new Error(`unknown collection ${collection}: no migration creates it`);
+    return table;
+  }
+
+  private docs(collection: string): Doc[] {
+    return [...this.table(collection).values()].map((stored) => JSON.parse(stored) as Doc);
+  }
+}

@@ -1,0 +1,25 @@
+import { ContainerModule } from 'inversify';
+import { Metrics, MetricsRegistry } from '../domain/ops/metrics';
+import { Migrations } from '../domain/storage/migrations';
+import { platformMigrations } from '../domain/storage/platform-migrations';
+import { Clock } from '../ports/clock';
+import { Database } from '../ports/database';
+import { IdGenerator } from '../ports/id-generator';
+import { Logger } from '../ports/logger';
+import { MemoryDatabase } from './memory/memory-database';
+import { SilentLogger } from './node/pino-logger';
+import { SystemClock } from './node/system-clock';
+import { UuidV7Generator } from './node/uuid-v7-generator';
+
+/**
+ * Default adapters of every port. A host replaces any of them by passing a module to
+ * `createRunloom({ modules })` that rebinds the port.
+ */
+export const platformModule = new ContainerModule(({ bind }) => {
+  bind(Clock).toConstantValue(new SystemClock());
+  bind(IdGenerator).toConstantValue(new UuidV7Generator());
+  bind(Logger).toConstantValue(new SilentLogger());
+  bind(Metrics).toConstantValue(new MetricsRegistry());
+  bind(Database).toConstantValue(new MemoryDatabase());
+  bind(Migrations).toConstantValue(platformMigrations);
+});

@@ -1,0 +1,36 @@
+/**
+ * Settings of one Runloom instance, resolved from `createRunloom` options (and, for the server,
+ * from CLI flags and `RUNLOOM_*` variables). Services read it through the `RunloomConfig` token.
+ */
+export const RunloomConfig = Symbol.for('runloom.RunloomConfig');
+
+export interface RunloomConfig {
+  /** Folder of the embedded store, blobs and keys. */
+  dataDir: string;
+  /** `postgres://…` selects PostgreSQL; undefined: the sql.js file in `dataDir`. */
+  databaseUrl?: string;
+  /** Prefix of every route, '' for none. */
+  basePath: string;
+  tokenTtlSeconds: number;
+  /** Requests per second per account (bursts of twice that); 0 turns limiting off. */
+  rateLimit: number;
+  jsonBodyLimitBytes: number;
+  uploadLimitBytes: number;
+  allowPrivateNetwork: boolean;
+  callbackMaxAttempts: number;
+  callbackInitialBackoffMs: number;
+  /** 32-byte key (base64) for encryption and URL signing; generated into `dataDir` when absent. */
+  secretKey?: string;
+}
+
+export const defaultConfig: RunloomConfig = {
+  dataDir: './.runloom-data',
+  basePath: '',
+  tokenTtlSeconds: 3600,
+  rateLimit: 1000,
+  jsonBodyLimitBytes: 1024 * 1024,
+  uploadLimitBytes: 1024 * 1024 * 1024,
+  allowPrivateNetwork: false,
+  callbackMaxAttempts: 8,
+  callbackInitialBackoffMs: 1000,
+};

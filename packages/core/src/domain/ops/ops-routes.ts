@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { buildOpenApiDocument } from '../../http/openapi';
+import { route, type RouteDefinition } from '../../http/route';
+import type { MetricsRegistry } from './metrics';
+
+export interface Readiness {
+  /** Each check's name and whether it passes: the store open, the job queue running, … */
+  check(): Promise<Record<string, boolean>>;
+}
+
+/**
+ * Health, readiness, metrics and the OpenAPI document. `allRoutes` is read when the document is
+ * asked for, so it lists every route the router serves, these included.
+ */
+export function opsRoutes(deps: {
+  metrics: MetricsRegistry;
+  readiness: Readiness;
+  basePath: string;
+  allRoutes: () => readonly RouteDefinition[];
+}): RouteDefinition[] {
+  let openApiDocument: string | undefined;
+  return [
+    route({
+      method: 'GET',
+      path: '/healthz',
+      public: true,
+      tag: 'ops',
+      summary: 'Liveness: the process answers',
+      responses: { 200: { description: 'alive', schema: z.object({ status: z.literal('ok') }) } },
+      handle: async () => ({ status: 200, body: { status: 'ok' } }),
+    }),
+    route({
+      method: 'GET',
+      path: '/readyz',
+      public: true,
+      tag: 'ops',
+      summary: 'Readiness: the store is open and the job queue runs',
+      responses: {
+        200: { description: 'ready', schema: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.boolean()) }) },
+        503: { description: 'not ready', schema: z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), z.boolean()) }) },
+      },
+      handle: async () => {
+        const checks = await deps.readiness.check();
+        const ready = Object.values(checks).every(Boolean);
+        return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/metrics',
+      tag: 'ops',
+      summary: 'Prometheus metrics: requests by route and status, runs by status, queue depth, open streams',
+      responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain' } },
+      handle: async () =>
+        new Response(await deps.metrics.render(), { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/openapi.json',
+      public: true,
+      tag: 'ops',
+      summary: 'This OpenAPI 3.1 document',
+      responses: { 200: { description: 'the OpenAPI document', contentType: 'application/json' } },
+      handle: async () => {
+        openApiDocument ??= JSON.stringify(buildOpenApiDocument(deps.allRoutes(), deps.basePath));
+        return new Response(openApiDocument, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,64 @@
+import { ContainerModule } from 'inversify';
+import { RunloomConfig } from '../config';
+import { Metrics, type MetricsRegistry } from '../domain/ops/metrics';
+import { opsRoutes } from '../domain/ops/ops-routes';
+import { RequestLog } from '../domain/ops/request-log';
+import { Database } from '../ports/database';
+import { META_COLLECTION } from '../domain/storage/platform-migrations';
+import { JobQueue } from '../ports/job-queue';
+import { Logger } from '../ports/logger';
+import { Authenticator, type RouteDefinition, RouteTable } from './route';
+import { Router } from './router';
+
+/** Binds the `Router`: every feature's route table plus health, readiness, metrics and OpenAPI. */
+export const httpModule = new ContainerModule(({ bind }) => {
+  bind(Router)
+    .toResolvedValue(
+      (
+        config: RunloomConfig,
+        tables: RouteTable[] | undefined,
+        authenticator: Authenticator,
+        logger: Logger,
+        metrics: MetricsRegistry,
+        jobQueue: JobQueue,
+        database: Database,
+      ) => {
+        let routes: RouteDefinition[] = [];
+        const ops = opsRoutes({
+          metrics,
+          basePath: config.basePath,
+          allRoutes: () => routes,
+          readiness: {
+            check: async () => ({ store: await storeAnswers(database), queue: jobQueue.running }),
+          },
+        });
+        routes = [...ops, ...(tables ?? []).flat()];
+        return new Router(routes, {
+          basePath: config.basePath,
+          jsonBodyLimitBytes: config.jsonBodyLimitBytes,
+          rateLimit: config.rateLimit,
+          authenticate: (authorization) => authenticator.authenticate(authorization),
+          observer: new RequestLog(logger, metrics),
+        });
+      },
+      [
+        RunloomConfig,
+        { isMultiple: true, serviceIdentifier: RouteTable, optional: true },
+        Authenticator,
+        Logger,
+        Metrics,
+        JobQueue,
+        Database,
+      ],
+    )
+    .inSingletonScope();
+});
+
+async function storeAnswers(database: Database): Promise<boolean> {
+  try {
+    await database.count(META_COLLECTION);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,81 @@
+import type { z } from 'zod';
+import type { HttpResult } from './http-result';
+
+/**
+ * One HTTP route, declared in a feature's route table. The router validates `params`, `query` and
+ * `body` with the zod schemas before calling `handle`, and the OpenAPI document is generated from
+ * the same schemas, so the two never disagree.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Who is calling: set on every authenticated request. */
+export interface Principal {
+  accountId: string;
+  clientId: string;
+}
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body schema; omit for bodies that are not JSON. */
+  schema?: z.ZodType;
+  /** Media type of a non-JSON body (a file, an event stream). */
+  contentType?: string;
+}
+
+/**
+ * How the request body is read:
+ * - a zod schema: a JSON body (also form-encoded when `form` is set), parsed within the JSON
+ *   limit and validated;
+ * - `{ stream: … }`: the handler reads `request.body` itself (uploads); the router only checks
+ *   the media type against `mediaTypes`.
+ */
+export type BodySpec =
+  | { json: z.ZodType; form?: boolean; optional?: boolean }
+  | { stream: { mediaTypes: string[]; description: string } };
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Undefined only on public routes. */
+  principal: Principal;
+  request: Request;
+  requestId: string;
+}
+
+export interface RouteDefinition<P = any, Q = any, B = any> {
+  method: HttpMethod;
+  /** OpenAPI-style template, e.g. `/v1/runnable/{id}`. */
+  path: string;
+  /** Public routes need no bearer token. */
+  public?: boolean;
+  summary: string;
+  tag: string;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: BodySpec;
+  responses: Record<number, ResponseSpec>;
+  /** Hidden routes (debug) stay out of the OpenAPI document. */
+  hidden?: boolean;
+  handle(input: RouteInput<P, Q, B>): Promise<HttpResult>;
+}
+
+/** Keeps each route's handler typed by its own schemas. */
+export function route<P = undefined, Q = undefined, B = undefined>(
+  definition: RouteDefinition<P, Q, B>,
+): RouteDefinition<P, Q, B> {
+  return definition;
+}
+
+/** Multi-bound: each feature module binds its table with `bind(RouteTable).toConstantValue(…)`. */
+export const RouteTable = Symbol.for('runloom.RouteTable');
+export type RouteTable = readonly RouteDefinition[];
+
+/**
+ * Authenticates bearer tokens for the router; the auth feature binds it. Throws `ApiError`
+ * (UNAUTHORIZED) for a missing, malformed, forged or expired token.
+ */
+export const Authenticator = Symbol.for('runloom.Authenticator');
+export interface Authenticator {
+  authenticate(authorization: string | null): Promise<Principal>;
+}

@@ -1,0 +1,293 @@
+import { z } from 'zod';
+import { ApiError, type ErrorDetail } from './api-error';
+import { jsonResponse, toResponse } from './http-result';
+import type { HttpMethod, Principal, RouteDefinition } from './route';
+import { RateLimiter } from './rate-limiter';
+
+/** A route template compiled for matching. */
+interface CompiledRoute {
+  definition: RouteDefinition;
+  pattern: RegExp;
+  paramNames: string[];
+}
+
+/** Where the router reports each finished request (logs, metrics). */
+export interface RequestObserver {
+  onRequest(entry: {
+    requestId: string;
+    method: string;
+    route: string;
+    status: number;
+    durationMs: number;
+    accountId?: string;
+    error?: unknown;
+  }): void;
+}
+
+export interface RouterOptions {
+  basePath: string;
+  jsonBodyLimitBytes: number;
+  rateLimit: number;
+  authenticate(authorization: string | null): Promise<Principal>;
+  observer: RequestObserver;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * The web-standard HTTP surface of core: `handle(Request) → Response`. It matches the route,
+ * authenticates, rate-limits, reads and validates input, calls the handler and maps every failure
+ * to the error model. It knows nothing of `node:http`.
+ */
+export class Router {
+  private readonly staticRoutes = new Map<string, Map<HttpMethod, RouteDefinition>>();
+  private readonly dynamicRoutes: CompiledRoute[] = [];
+  private readonly rateLimiter: RateLimiter;
+
+  constructor(
+    readonly routes: readonly RouteDefinition[],
+    private readonly options: RouterOptions,
+  ) {
+    for (const definition of routes) {
+      if (!definition.path.includes('{')) {
+        const byMethod = this.staticRoutes.get(definition.path) ?? new Map<HttpMethod, RouteDefinition>();
+        if (byMethod.has(definition.method)) throw new Error(`duplicate route ${definition.method} ${definition.path}`);
+        byMethod.set(definition.method, definition);
+        this.staticRoutes.set(definition.path, byMethod);
+        continue;
+      }
+      const paramNames: string[] = [];
+      const source = definition.path
+        .split(/(\{[^}]+\})/)
+        .map((part) => {
+          const name = /^\{([^}]+)\}$/.exec(part)?.[1];
+          if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          paramNames.push(name);
+          return '([^/]+)';
+        })
+        .join('');
+      this.dynamicRoutes.push({ definition, pattern: new RegExp(`^${source}$`), paramNames });
+    }
+    this.rateLimiter = new RateLimiter(options.rateLimit);
+  }
+
+  async handle(request: Request): Promise<Response> {
+    const started = performance.now();
+    const incomingId = request.headers.get('x-request-id');
+    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
+    let routeName = 'unmatched';
+    let principal: Principal | undefined;
+    let response: Response;
+    let failure: unknown;
+    try {
+      const url = new URL(request.url);
+      const path = this.stripBasePath(url.pathname);
+      const match = path === undefined ? undefined : this.match(request.method, path);
+      if (!match) throw new ApiError('NOT_FOUND', `no route for ${request.method} ${url.pathname}`);
+      if ('allowed' in match) {
+        throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here; use ${match.allowed.join(', ')}`, undefined, {
+          allow: match.allowed.join(', '),
+        });
+      }
+      const { definition, rawParams } = match;
+      routeName = `${definition.method} ${definition.path}`;
+      if (!definition.public) {
+        principal = await this.options.authenticate(request.headers.get('authorization'));
+        const retryAfter = this.rateLimiter.take(principal.accountId);
+        if (retryAfter > 0) {
+          throw new ApiError('RATE_LIMITED', `rate limit of ${this.options.rateLimit} requests/s exceeded; retry later`, undefined, {
+            'retry-after': String(retryAfter),
+          });
+        }
+      }
+      const params = definition.params ? parseParams(definition.params, rawParams) : rawParams;
+      const query = definition.query ? validate(definition.query, queryObject(url.searchParams), 'query') : undefined;
+      const body = await this.readBody(definition, request);
+      const result = await definition.handle({
+        params,
+        query,
+        body,
+        principal: principal as Principal,
+        request,
+        requestId,
+      });
+      response = toResponse(result);
+    } catch (error) {
+      failure = error;
+      response = errorResponse(error);
+    }
+    response.headers.set('x-request-id', requestId);
+    this.options.observer.onRequest({
+      requestId,
+      method: request.method,
+      route: routeName,
+      status: response.status,
+      durationMs: performance.now() - started,
+      accountId: principal?.accountId,
+      error: response.status >= 500 ? failure : undefined,
+    });
+    return response;
+  }
+
+  private stripBasePath(pathname: string): string | undefined {
+    const base = this.options.basePath;
+    if (!base) return pathname;
+    if (pathname === base) return '/';
+    return pathname.startsWith(`${base}/`) ? pathname.slice(base.length) : undefined;
+  }
+
+  private match(
+    method: string,
+    path: string,
+  ): { definition: RouteDefinition; rawParams: Record<string, string> } | { allowed: string[] } | undefined {
+    const byMethod = this.staticRoutes.get(path);
+    if (byMethod) {
+      const definition = byMethod.get(method as HttpMethod);
+      return definition ? { definition, rawParams: {} } : { allowed: [...byMethod.keys()] };
+    }
+    const allowed: string[] = [];
+    for (const compiled of this.dynamicRoutes) {
+      const found = compiled.pattern.exec(path);
+      if (!found) continue;
+      if (compiled.definition.method !== method) {
+        allowed.push(compiled.definition.method);
+        continue;
+      }
+      const rawParams: Record<string, string> = {};
+      compiled.paramNames.forEach((name, index) => {
+        rawParams[name] = safeDecode(found[index + 1] ?? '');
+      });
+      return { definition: compiled.definition, rawParams };
+    }
+    return allowed.length ? { allowed } : undefined;
+  }
+
+  private async readBody(definition: RouteDefinition, request: Request): Promise<unknown> {
+    const spec = definition.body;
+    if (!spec) return undefined;
+    const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if ('stream' in spec) {
+      if (!spec.stream.mediaTypes.some((accepted) => mediaTypeMatches(accepted, mediaType))) {
+        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `send the body as ${spec.stream.mediaTypes.join(' or ')}`);
+      }
+      return request.body;
+    }
+    const hasBody = request.body !== null && request.headers.get('content-length') !== '0';
+    if (!hasBody) {
+      if (spec.optional) return validate(spec.json, {}, 'body');
+      throw ApiError.badRequest('a JSON body is required', [{ path: '', message: 'a JSON body is required' }]);
+    }
+    const accepted = spec.form ? ['application/json', 'application/x-www-form-urlencoded'] : ['application/json'];
+    if (!accepted.includes(mediaType) && !(mediaType.endsWith('+json') && !spec.form)) {
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `send the body as ${accepted.join(' or ')} (got ${mediaType || 'no content-type'})`);
+    }
+    const text = await readText(request, this.options.jsonBodyLimitBytes);
+    if (text.length === 0 && spec.optional) return validate(spec.json, {}, 'body');
+    let raw: unknown;
+    if (mediaType === 'application/x-www-form-urlencoded') {
+      raw = Object.fromEntries(new URLSearchParams(text));
+    } else {
+      try {
+        raw = JSON.parse(text);
+      } catch (error) {
+        throw new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`);
+      }
+    }
+    return validate(spec.json, raw, 'body');
+  }
+}
+
+/** Path ids that fail their schema (not a UUID) name nothing that exists: 404, like a missing id. */
+function parseParams(schema: z.ZodType, raw: Record<string, string>): unknown {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const name = String(issue?.path[0] ?? 'id');
+  throw new ApiError('NOT_FOUND', `${name} '${raw[name] ?? ''}' not found: ${issue?.message ?? 'invalid'}`);
+}
+
+function validate(schema: z.ZodType, raw: unknown, where: 'query' | 'body'): unknown {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  throw validationError(result.error, where);
+}
+
+export function validationError(error: z.ZodError, where: 'query' | 'body' | 'config' = 'body'): ApiError {
+  const details: ErrorDetail[] = error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    message: issue.message,
+  }));
+  const first = details[0];
+  const summary = first ? `${first.path ? `${first.path}: ` : ''}${first.message}` : 'invalid';
+  return ApiError.badRequest(`invalid ${where}: ${summary}`, details);
+}
+
+function queryObject(params: URLSearchParams): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const [key, value] of params) {
+    const existing = result[key];
+    if (existing === undefined) result[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else result[key] = [existing, value];
+  }
+  return result;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function mediaTypeMatches(accepted: string, actual: string): boolean {
+  if (accepted === '*/*') return true;
+  if (accepted.endsWith('/*')) return actual.startsWith(accepted.slice(0, -1));
+  return accepted === actual;
+}
+
+/** Reads a body as text, refusing (413) past `limit` bytes without buffering more than that. */
+export async function readText(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const joined = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(joined);
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `the body is over the limit of ${limit} bytes`);
+}
+
+/** Maps any thrown value to the error model; never leaks a stack trace. */
+export function errorResponse(error: unknown): Response {
+  if (error instanceof ApiError) {
+    const body: Record<string, unknown> = { error: error.message, code: error.code };
+    if (error.details) body.details = error.details;
+    return jsonResponse(error.status, body, {
+      ...(error.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+      ...error.headers,
+    });
+  }
+  if (error instanceof z.ZodError) return errorResponse(validationError(error));
+  return jsonResponse(500, { error: 'internal error', code: 'INTERNAL' });
+}

@@ -1,0 +1,10 @@
+export * from './ports';
+export * from './config';
+export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
+export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
+export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';
+export { Router } from './http/router';
+export { Lifecycle } from './domain/lifecycle';
+export { Migrations } from './domain/storage/migrations';
+export { Repository } from './domain/storage/repository';
+export { MemoryDatabase } from './adapters/memory/memory-database';

@@ -1,0 +1,7 @@
+export * from './clock';
+export * from './database';
+export * from './event-bus';
+export * from './id-generator';
+export * from './job-queue';
+export * from './logger';
+export * from './secret-box';

@@ -1,0 +1,48 @@
+/**
+ * Durable background work (runs, callback deliveries, process tasks, command executions).
+ *
+ * Guarantees: an enqueued job survives a crash; exactly one worker runs an attempt at a time; a job
+ * whose worker died (crash, lost lease) is offered again; a handler that throws is retried per the
+ * job's `retry` policy, then the job is marked failed. `key` makes enqueue idempotent.
+ */
+export const JobQueue = Symbol.for('runloom.JobQueue');
+
+export interface JobRetryPolicy {
+  maxAttempts: number;
+  /** Delay before the second attempt; doubles each time, capped by `maxBackoffMs`. */
+  initialBackoffMs: number;
+  maxBackoffMs?: number;
+  /** ± fraction of random jitter on each delay, e.g. 0.2. */
+  jitter?: number;
+}
+
+export interface EnqueueOptions {
+  /** Idempotency key: a second enqueue with the same key returns the first job's id. */
+  key?: string;
+  runAt?: Date;
+  retry?: JobRetryPolicy;
+}
+
+export interface JobContext {
+  jobId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Aborted when the queue stops or the job is cancelled. */
+  signal: AbortSignal;
+}
+
+export type JobHandler<P = unknown> = (payload: P, context: JobContext) => Promise<void>;
+
+export interface JobQueue {
+  /** Registers the handler of a job kind; jobs of a kind without a handler wait. */
+  register<P>(kind: string, handler: JobHandler<P>, options?: { concurrency?: number }): void;
+  enqueue<P>(kind: string, payload: P, options?: EnqueueOptions): Promise<string>;
+  /** Aborts the running attempt of a job (if here) and drops it from the queue. */
+  cancel(jobId: string): Promise<void>;
+  start(): Promise<void>;
+  /** Stops taking jobs and waits for running attempts (aborting them after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+  /** Jobs waiting or running, for /metrics and /readyz. */
+  depth(): Promise<number>;
+  readonly running: boolean;
+}

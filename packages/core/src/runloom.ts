@@ -1,0 +1,74 @@
+import { Container, type ContainerModule } from 'inversify';
+import { platformModule } from './adapters/platform-module';
+import { defaultConfig, RunloomConfig } from './config';
+import { Lifecycle } from './domain/lifecycle';
+import { Migrations } from './domain/storage/migrations';
+import { httpModule } from './http/http-module';
+import { Router } from './http/router';
+import { Database } from './ports/database';
+import { EventBus } from './ports/event-bus';
+import { JobQueue } from './ports/job-queue';
+
+export interface CreateRunloomOptions extends Partial<RunloomConfig> {
+  /**
+   * Loaded after the defaults: rebind any port here, e.g.
+   * `new ContainerModule(({ rebind }) => rebind(Clock).toConstantValue(myClock))`.
+   */
+  modules?: ContainerModule[];
+}
+
+/** Feature modules in start order; their migrations and lifecycles run in this order. */
+const featureModules: ContainerModule[] = [];
+
+/**
+ * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
+ * same operations for Node callers. Call `close()` to finish in-flight work and flush the store.
+ */
+export class Runloom {
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly container: Container,
+    readonly config: RunloomConfig,
+    private readonly router: Router,
+    private readonly lifecycles: Lifecycle[],
+  ) {}
+
+  /** Web-standard request in, response out: mount it on any server (see server-adapter). */
+  handle(request: Request): Promise<Response> {
+    return this.router.handle(request);
+  }
+
+  /** Stops background work, then flushes and closes the store. Safe to call more than once. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const lifecycle of [...this.lifecycles].reverse()) await lifecycle.stop?.();
+      await this.container.get<JobQueue>(JobQueue).stop();
+      await this.container.get<EventBus>(EventBus).close();
+      await this.container.get<Database>(Database).close();
+    })();
+    return this.closing;
+  }
+}
+
+export async function createRunloom(options: CreateRunloomOptions = {}): Promise<Runloom> {
+  const { modules = [], ...overrides } = options;
+  const config: RunloomConfig = { ...defaultConfig, ...stripUndefined(overrides) };
+  const container = new Container({ defaultScope: 'Singleton' });
+  container.bind(RunloomConfig).toConstantValue(config);
+  await container.loadAsync(platformModule, httpModule, ...featureModules, ...modules);
+
+  const database = await container.getAsync<Database>(Database);
+  const migrations = container.isBound(Migrations) ? container.getAll<Migrations>(Migrations).flat() : [];
+  await database.migrate(migrations);
+
+  const lifecycles = container.isBound(Lifecycle) ? await container.getAllAsync<Lifecycle>(Lifecycle) : [];
+  for (const lifecycle of lifecycles) await lifecycle.start?.();
+  await container.get<JobQueue>(JobQueue).start();
+  const router = await container.getAsync<Router>(Router);
+  return new Runloom(container, config, router, lifecycles);
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}
