@@ -5,3 +5,4 @@ export * from './id-generator';
 export * from './job-queue';
 export * from './logger';
 export * from './secret-box';
+export * from './password-hasher';
