@@ -8,3 +8,5 @@ export { Lifecycle } from './domain/lifecycle';
 export { Migrations } from './domain/storage/migrations';
 export { Repository } from './domain/storage/repository';
 export { MemoryDatabase } from './adapters/memory/memory-database';
+export * from './domain/runs/run-record';
+export { RunRepository, RUNS_COLLECTION } from './domain/runs/run-repository';

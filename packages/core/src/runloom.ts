@@ -2,6 +2,7 @@ import { Container, type ContainerModule } from 'inversify';
 import { platformModule } from './adapters/platform-module';
 import { defaultConfig, RunloomConfig } from './config';
 import { Lifecycle } from './domain/lifecycle';
+import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { httpModule } from './http/http-module';
 import { Router } from './http/router';
@@ -18,7 +19,7 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 }
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
-const featureModules: ContainerModule[] = [];
+const featureModules: ContainerModule[] = [runsModule];
 
 /**
  * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
