@@ -1,4 +1,5 @@
 import { ContainerModule } from 'inversify';
+import { RunloomConfig } from '../config';
 import { Metrics, MetricsRegistry } from '../domain/ops/metrics';
 import { Migrations } from '../domain/storage/migrations';
 import { platformMigrations } from '../domain/storage/platform-migrations';
@@ -6,7 +7,9 @@ import { Clock } from '../ports/clock';
 import { Database } from '../ports/database';
 import { IdGenerator } from '../ports/id-generator';
 import { Logger } from '../ports/logger';
+import { SecretBox } from '../ports/secret-box';
 import { MemoryDatabase } from './memory/memory-database';
+import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { SilentLogger } from './node/pino-logger';
 import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
@@ -22,4 +25,7 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(Metrics).toConstantValue(new MetricsRegistry());
   bind(Database).toConstantValue(new MemoryDatabase());
   bind(Migrations).toConstantValue(platformMigrations);
+  bind(SecretBox)
+    .toResolvedValue((config: RunloomConfig) => AesGcmSecretBox.fromConfig(config), [RunloomConfig])
+    .inSingletonScope();
 });
