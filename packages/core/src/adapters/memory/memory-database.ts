@@ -13,9 +13,12 @@ import { matchesWhere, runQuery } from '../../domain/storage/where';
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
 export class MemoryDatabase implements Database {
   private readonly collections = new Map<string, Map<string, string>>();
+  private readonly appliedMigrations = new Set<string>();
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     for (const migration of migrations) {
+      if (this.appliedMigrations.has(migration.id)) continue;
+      this.appliedMigrations.add(migration.id);
       for (const step of migration.steps) {
         if ('createCollection' in step && !this.collections.has(step.createCollection)) {
           this.collections.set(step.createCollection, new Map());

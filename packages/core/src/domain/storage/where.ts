@@ -26,11 +26,12 @@ export function compareDocs(query: Query | undefined): (a: Doc, b: Doc) => numbe
   const order = query?.orderBy?.length ? query.orderBy : [{ field: 'id', direction: 'asc' as const }];
   return (a, b) => {
     for (const { field, direction } of order) {
-      const left = a[field] as string | number | null | undefined;
-      const right = b[field] as string | number | null | undefined;
+      // Absent and null are the same value (as in a column), so they tie and fall through to id.
+      const left = (a[field] ?? null) as string | number | null;
+      const right = (b[field] ?? null) as string | number | null;
       if (left === right) continue;
       // Nulls sort first ascending, as in SQLite and PostgreSQL's NULLS FIRST for ASC here.
-      const sign = left === undefined || left === null ? -1 : right === undefined || right === null ? 1 : left < right ? -1 : 1;
+      const sign = left === null ? -1 : right === null ? 1 : left < right ? -1 : 1;
       return direction === 'desc' ? -sign : sign;
     }
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

@@ -1,0 +1,404 @@
+import assert from 'node:assert/strict';
+import {
+  type Database,
+  type Doc,
+  DuplicateIdError,
+  type Migration,
+  type Query,
+  type WriteOp,
+  WriteConflictError,
+} from '../ports/database';
+
+/** What a `Database` adapter's contract run needs: a fresh, empty store per test. */
+export interface DatabaseUnderTest {
+  database: Database;
+  /**
+   * For durable adapters: opens the same store again. The suite closes `database` first and uses
+   * the returned handle from then on.
+   */
+  reopen?: () => Promise<Database>;
+  /** Closes whatever handle is still open and removes the store. */
+  cleanup(): Promise<void>;
+}
+
+const ITEMS = 'items';
+const itemsMigration: Migration = {
+  id: 'contract/001-items',
+  steps: [
+    {
+      createCollection: ITEMS,
+      fields: { account_id: 'text', status: 'text', rank: 'integer', score: 'real', done: 'boolean', tags: 'json' },
+    },
+  ],
+};
+
+/** Documents covering every field type, absent and null values, for the query cases below. */
+const fixtures: Doc[] = [
+  { id: 'a1', account_id: 'acct-a', status: 'queued', rank: 3, score: 0.5, done: false, tags: ['red', 'blue'] },
+  { id: 'a2', account_id: 'acct-a', status: 'running', rank: 1, score: 2.25, done: true, tags: ['red'] },
+  { id: 'a3', account_id: 'acct-a', status: null, rank: 2, score: -1, done: false, tags: [] },
+  { id: 'b1', account_id: 'acct-b', status: 'queued', rank: 5, score: 10, done: true, tags: ['blue', 'green', 'red'] },
+  { id: 'b2', account_id: 'acct-b', rank: 4, done: false },
+  { id: 'b3', account_id: 'acct-b', status: 'failed', rank: 3, score: 7.5, done: true, tags: ['green'] },
+];
+
+const ids = (docs: Doc[]): string[] => docs.map((doc) => doc.id);
+
+/**
+ * The one contract every `Database` adapter passes (memory, sql.js, PostgreSQL): each guarantee
+ * of `ports/database.ts`, checked through the port alone.
+ */
+export function describeDatabaseContract(name: string, factory: () => Promise<DatabaseUnderTest>): void {
+  describe(`Database contract: ${name}`, function () {
+    this.timeout(30_000);
+    let store: DatabaseUnderTest;
+    let database: Database;
+
+    beforeEach(async () => {
+      store = await factory();
+      database = store.database;
+    });
+    afterEach(async () => {
+      await store.cleanup();
+    });
+
+    async function withFixtures(): Promise<void> {
+      await database.migrate([itemsMigration]);
+      await database.write(fixtures.map((doc) => ({ op: 'insert', collection: ITEMS, doc })));
+    }
+
+    async function findIds(query: Query): Promise<string[]> {
+      return ids(await database.find(ITEMS, query));
+    }
+
+    describe('migrate', () => {
+      it('applies migrations in the order given, within one call', async () => {
+        await database.migrate([
+          itemsMigration,
+          { id: 'contract/002-items-color', steps: [{ addField: { collection: ITEMS, field: 'color', type: 'text' } }] },
+        ]);
+        await database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'x', color: 'red' } }]);
+        assert.deepEqual(ids(await database.find(ITEMS, { where: { color: 'red' } })), ['x']);
+      });
+
+      it('is idempotent: re-running keeps the data and skips every recorded migration id', async () => {
+        await withFixtures();
+        await database.migrate([itemsMigration]);
+        assert.equal(await database.count(ITEMS), fixtures.length);
+        // The same id with different steps is not applied again: the id is what is recorded.
+        await database.migrate([{ id: itemsMigration.id, steps: [...itemsMigration.steps, { createCollection: 'never', fields: {} }] }]);
+        await assert.rejects(database.find('never'));
+        assert.equal(await database.count(ITEMS), fixtures.length);
+      });
+
+      it('addField makes a field of already stored documents queryable', async () => {
+        await withFixtures();
+        await database.write([
+          { op: 'insert', collection: ITEMS, doc: { id: 'c1', color: 'red' } },
+          { op: 'insert', collection: ITEMS, doc: { id: 'c2', color: 'blue' } },
+          { op: 'insert', collection: ITEMS, doc: { id: 'c3', color: 'red', nested: { deep: true } } },
+        ]);
+        await database.migrate([
+          itemsMigration,
+          { id: 'contract/002-items-color', steps: [{ addField: { collection: ITEMS, field: 'color', type: 'text' } }] },
+        ]);
+        assert.deepEqual(await findIds({ where: { color: 'red' } }), ['c1', 'c3']);
+        assert.equal(await database.count(ITEMS, { color: 'blue' }), 1);
+        assert.equal(await database.count(ITEMS, { color: null }), fixtures.length);
+        assert.deepEqual(await findIds({ where: { color: { ne: null } }, orderBy: [{ field: 'color' }] }), ['c2', 'c1', 'c3']);
+        assert.deepEqual(await database.get(ITEMS, 'c3'), { id: 'c3', color: 'red', nested: { deep: true } });
+      });
+
+      it('creates collections that are empty and independent', async () => {
+        await database.migrate([itemsMigration, { id: 'contract/003-others', steps: [{ createCollection: 'others', fields: { rank: 'integer' } }] }]);
+        await database.write([{ op: 'insert', collection: 'others', doc: { id: 'a1', rank: 1 } }]);
+        assert.equal(await database.count(ITEMS), 0);
+        assert.equal(await database.get(ITEMS, 'a1'), undefined);
+        assert.deepEqual(await database.get('others', 'a1'), { id: 'a1', rank: 1 });
+      });
+    });
+
+    describe('reads', () => {
+      beforeEach(withFixtures);
+
+      it('get returns the stored document, or undefined for a missing id', async () => {
+        assert.deepEqual(await database.get(ITEMS, 'b2'), fixtures[4]);
+        assert.equal(await database.get(ITEMS, 'zz'), undefined);
+      });
+
+      it('find without a query returns every document in id order', async () => {
+        assert.deepEqual(await database.find(ITEMS), [...fixtures].sort((a, b) => (a.id < b.id ? -1 : 1)));
+      });
+
+      it('count counts all or the matching documents', async () => {
+        assert.equal(await database.count(ITEMS), 6);
+        assert.equal(await database.count(ITEMS, {}), 6);
+        assert.equal(await database.count(ITEMS, { account_id: 'acct-b', done: true }), 2);
+        assert.equal(await database.count(ITEMS, { account_id: 'acct-c' }), 0);
+      });
+
+      it('equality on text, integer, real and boolean fields', async () => {
+        assert.deepEqual(await findIds({ where: { status: 'queued' } }), ['a1', 'b1']);
+        assert.deepEqual(await findIds({ where: { rank: 3 } }), ['a1', 'b3']);
+        assert.deepEqual(await findIds({ where: { score: 2.25 } }), ['a2']);
+        assert.deepEqual(await findIds({ where: { done: true } }), ['a2', 'b1', 'b3']);
+        assert.deepEqual(await findIds({ where: { done: false } }), ['a1', 'a3', 'b2']);
+        assert.deepEqual(await findIds({ where: { id: 'b3' } }), ['b3']);
+      });
+
+      it('equality with null matches null and absent values', async () => {
+        assert.deepEqual(await findIds({ where: { status: null } }), ['a3', 'b2']);
+        assert.deepEqual(await findIds({ where: { score: null } }), ['b2']);
+        assert.deepEqual(await findIds({ where: { tags: null } }), ['b2']);
+      });
+
+      it('several conditions all have to hold', async () => {
+        assert.deepEqual(await findIds({ where: { account_id: 'acct-a', done: false, rank: { gte: 3 } } }), ['a1']);
+      });
+
+      it('in matches any of the values, and an empty list matches nothing', async () => {
+        assert.deepEqual(await findIds({ where: { status: { in: ['running', 'failed'] } } }), ['a2', 'b3']);
+        assert.deepEqual(await findIds({ where: { rank: { in: [1, 5, 99] } } }), ['a2', 'b1']);
+        assert.deepEqual(await findIds({ where: { id: { in: ['b1', 'a1', 'zz'] } } }), ['a1', 'b1']);
+        assert.deepEqual(await findIds({ where: { status: { in: [] } } }), []);
+        assert.equal(await database.count(ITEMS, { status: { in: [] } }), 0);
+      });
+
+      it('hasAll on a json array field matches documents holding every given value', async () => {
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: ['red'] } } }), ['a1', 'a2', 'b1']);
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: ['red', 'blue'] } } }), ['a1', 'b1']);
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: ['green', 'red', 'blue'] } } }), ['b1']);
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: ['purple'] } } }), []);
+        assert.equal(await database.count(ITEMS, { tags: { hasAll: ['green'] } }), 2);
+      });
+
+      it('lt, lte, gt and gte compare numbers and strings, never matching null or absent', async () => {
+        assert.deepEqual(await findIds({ where: { rank: { lt: 3 } } }), ['a2', 'a3']);
+        assert.deepEqual(await findIds({ where: { rank: { lte: 3 } } }), ['a1', 'a2', 'a3', 'b3']);
+        assert.deepEqual(await findIds({ where: { rank: { gt: 3 } } }), ['b1', 'b2']);
+        assert.deepEqual(await findIds({ where: { rank: { gte: 4 } } }), ['b1', 'b2']);
+        assert.deepEqual(await findIds({ where: { score: { lt: 0.5 } } }), ['a3']);
+        assert.deepEqual(await findIds({ where: { score: { gte: 0.5 }, rank: { lt: 5 } } }), ['a1', 'a2', 'b3']);
+        assert.deepEqual(await findIds({ where: { status: { gt: 'queued' } } }), ['a2']);
+        assert.deepEqual(await findIds({ where: { status: { lte: 'queued' } } }), ['a1', 'b1', 'b3']);
+        assert.deepEqual(await findIds({ where: { id: { gt: 'a3' } } }), ['b1', 'b2', 'b3']);
+      });
+
+      it('ne matches every other value, including null and absent, and ne null matches present values', async () => {
+        assert.deepEqual(await findIds({ where: { status: { ne: 'queued' } } }), ['a2', 'a3', 'b2', 'b3']);
+        assert.deepEqual(await findIds({ where: { status: { ne: null } } }), ['a1', 'a2', 'b1', 'b3']);
+        assert.deepEqual(await findIds({ where: { rank: { ne: 3 } } }), ['a2', 'a3', 'b1', 'b2']);
+        assert.deepEqual(await findIds({ where: { done: { ne: true } } }), ['a1', 'a3', 'b2']);
+      });
+
+      it('orderBy sorts ascending by default, descending on request, ties by id ascending', async () => {
+        assert.deepEqual(await findIds({ orderBy: [{ field: 'rank' }] }), ['a2', 'a3', 'a1', 'b3', 'b2', 'b1']);
+        assert.deepEqual(await findIds({ orderBy: [{ field: 'rank', direction: 'desc' }] }), ['b1', 'b2', 'a1', 'b3', 'a3', 'a2']);
+        assert.deepEqual(await findIds({ orderBy: [{ field: 'done', direction: 'desc' }] }), ['a2', 'b1', 'b3', 'a1', 'a3', 'b2']);
+        assert.deepEqual(
+          await findIds({ orderBy: [{ field: 'account_id', direction: 'desc' }, { field: 'score', direction: 'asc' }] }),
+          ['b2', 'b3', 'b1', 'a3', 'a1', 'a2'],
+        );
+        assert.deepEqual(await findIds({ orderBy: [{ field: 'id', direction: 'desc' }] }), ['b3', 'b2', 'b1', 'a3', 'a2', 'a1']);
+      });
+
+      it('orderBy puts null and absent values first ascending and last descending', async () => {
+        assert.deepEqual(await findIds({ orderBy: [{ field: 'status' }] }), ['a3', 'b2', 'b3', 'a1', 'b1', 'a2']);
+        assert.deepEqual(await findIds({ orderBy: [{ field: 'status', direction: 'desc' }] }), ['a2', 'a1', 'b1', 'b3', 'a3', 'b2']);
+      });
+
+      it('limit and offset page through the ordered matches', async () => {
+        assert.deepEqual(await findIds({ limit: 2 }), ['a1', 'a2']);
+        assert.deepEqual(await findIds({ limit: 2, offset: 2 }), ['a3', 'b1']);
+        assert.deepEqual(await findIds({ offset: 4 }), ['b2', 'b3']);
+        assert.deepEqual(await findIds({ offset: 10 }), []);
+        assert.deepEqual(await findIds({ limit: 0 }), []);
+        assert.deepEqual(
+          await findIds({ where: { account_id: 'acct-b' }, orderBy: [{ field: 'rank', direction: 'desc' }], limit: 2, offset: 1 }),
+          ['b2', 'b3'],
+        );
+      });
+    });
+
+    describe('write', () => {
+      beforeEach(withFixtures);
+
+      it('replace stores the new document and its fields become the queried values', async () => {
+        await database.write([{ op: 'replace', collection: ITEMS, doc: { id: 'a1', account_id: 'acct-a', status: 'done', rank: 9 } }]);
+        assert.deepEqual(await database.get(ITEMS, 'a1'), { id: 'a1', account_id: 'acct-a', status: 'done', rank: 9 });
+        assert.deepEqual(await findIds({ where: { status: 'queued' } }), ['b1']);
+        assert.deepEqual(await findIds({ where: { status: 'done' } }), ['a1']);
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: ['red'] } } }), ['a2', 'b1']);
+      });
+
+      it('delete removes the document', async () => {
+        await database.write([{ op: 'delete', collection: ITEMS, id: 'b2' }]);
+        assert.equal(await database.get(ITEMS, 'b2'), undefined);
+        assert.equal(await database.count(ITEMS), 5);
+      });
+
+      it('insert of an existing id fails with DuplicateIdError naming it', async () => {
+        const error = await database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'a2', status: 'other' } }]).then(
+          () => assert.fail('insert of an existing id succeeded'),
+          (failure: unknown) => failure,
+        );
+        assert.ok(error instanceof DuplicateIdError, String(error));
+        assert.equal(error.collection, ITEMS);
+        assert.equal(error.id, 'a2');
+        assert.deepEqual(await database.get(ITEMS, 'a2'), fixtures[1]);
+      });
+
+      it('expect preconditions that hold let replace and delete through', async () => {
+        await database.write([
+          { op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, status: 'running' }, expect: { status: 'queued', account_id: 'acct-a' } },
+          { op: 'replace', collection: ITEMS, doc: { ...fixtures[2]!, status: 'queued' }, expect: { status: null, rank: { in: [1, 2] } } },
+          { op: 'delete', collection: ITEMS, id: 'b3', expect: { status: { ne: 'queued' }, done: true } },
+        ]);
+        assert.equal((await database.get(ITEMS, 'a1'))?.status, 'running');
+        assert.equal((await database.get(ITEMS, 'a3'))?.status, 'queued');
+        assert.equal(await database.get(ITEMS, 'b3'), undefined);
+      });
+
+      it('an expect that does not hold fails with WriteConflictError and changes nothing', async () => {
+        const error = await database
+          .write([{ op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, status: 'running' }, expect: { status: 'running' } }])
+          .then(
+            () => assert.fail('replace with a failing expect succeeded'),
+            (failure: unknown) => failure,
+          );
+        assert.ok(error instanceof WriteConflictError, String(error));
+        assert.equal(error.collection, ITEMS);
+        assert.equal(error.id, 'a1');
+        await assert.rejects(database.write([{ op: 'delete', collection: ITEMS, id: 'b1', expect: { account_id: 'acct-a' } }]), WriteConflictError);
+        await assert.rejects(database.write([{ op: 'delete', collection: ITEMS, id: 'a2', expect: { tags: { hasAll: ['green'] } } }]), WriteConflictError);
+        assert.deepEqual(await database.find(ITEMS), fixtures);
+      });
+
+      it('replace or delete of a missing document fails with WriteConflictError', async () => {
+        await assert.rejects(database.write([{ op: 'replace', collection: ITEMS, doc: { id: 'zz', status: 'x' } }]), (error: unknown) => {
+          assert.ok(error instanceof WriteConflictError);
+          assert.equal(error.id, 'zz');
+          return true;
+        });
+        await assert.rejects(database.write([{ op: 'delete', collection: ITEMS, id: 'zz' }]), WriteConflictError);
+        await assert.rejects(database.write([{ op: 'delete', collection: ITEMS, id: 'zz', expect: { status: null } }]), WriteConflictError);
+        assert.equal(await database.get(ITEMS, 'zz'), undefined);
+      });
+
+      it('a batch with one failing op leaves nothing of the batch applied', async () => {
+        const before = await database.find(ITEMS);
+        const failingBatches: { ops: WriteOp[]; error: typeof WriteConflictError | typeof DuplicateIdError }[] = [
+          {
+            ops: [
+              { op: 'insert', collection: ITEMS, doc: { id: 'n1', status: 'new' } },
+              { op: 'replace', collection: ITEMS, doc: { id: 'a1', status: 'changed' } },
+              { op: 'delete', collection: ITEMS, id: 'b1' },
+              { op: 'replace', collection: ITEMS, doc: { id: 'a2', status: 'changed' }, expect: { status: 'queued' } },
+            ],
+            error: WriteConflictError,
+          },
+          {
+            ops: [
+              { op: 'delete', collection: ITEMS, id: 'a3' },
+              { op: 'insert', collection: ITEMS, doc: { id: 'n2' } },
+              { op: 'insert', collection: ITEMS, doc: { id: 'n2' } },
+            ],
+            error: DuplicateIdError,
+          },
+          {
+            ops: [
+              { op: 'insert', collection: ITEMS, doc: { id: 'n3' } },
+              { op: 'delete', collection: ITEMS, id: 'n3' },
+              { op: 'delete', collection: ITEMS, id: 'n3' },
+            ],
+            error: WriteConflictError,
+          },
+        ];
+        for (const { ops, error } of failingBatches) {
+          await assert.rejects(database.write(ops), error);
+          assert.deepEqual(await database.find(ITEMS), before);
+        }
+        assert.equal(await database.count(ITEMS, { status: 'changed' }), 0);
+      });
+
+      it('later ops of a batch see the earlier ones', async () => {
+        await database.write([
+          { op: 'insert', collection: ITEMS, doc: { id: 'n1', status: 'new' } },
+          { op: 'replace', collection: ITEMS, doc: { id: 'n1', status: 'ready' }, expect: { status: 'new' } },
+          { op: 'delete', collection: ITEMS, id: 'a1' },
+          { op: 'insert', collection: ITEMS, doc: { id: 'a1', status: 'reborn' } },
+        ]);
+        assert.deepEqual(await database.get(ITEMS, 'n1'), { id: 'n1', status: 'ready' });
+        assert.deepEqual(await database.get(ITEMS, 'a1'), { id: 'a1', status: 'reborn' });
+      });
+
+      it('an empty batch is a no-op', async () => {
+        await database.write([]);
+        assert.equal(await database.count(ITEMS), fixtures.length);
+      });
+
+      it('concurrent writes all land and no reader sees part of a batch', async () => {
+        const pairs = 60;
+        const seen: number[] = [];
+        const writes = Array.from({ length: pairs }, (_, index) =>
+          database.write([
+            { op: 'insert', collection: ITEMS, doc: { id: `left-${index}`, status: 'pair' } },
+            { op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, rank: index }, expect: { id: 'a1' } },
+            { op: 'insert', collection: ITEMS, doc: { id: `right-${index}`, status: 'pair' } },
+          ]),
+        );
+        const reads = Array.from({ length: pairs }, async () => seen.push(await database.count(ITEMS, { status: 'pair' })));
+        await Promise.all([...writes, ...reads]);
+        for (const count of seen) assert.equal(count % 2, 0, `a reader saw ${count} halves of pairs`);
+        assert.equal(await database.count(ITEMS, { status: 'pair' }), pairs * 2);
+      });
+    });
+
+    it('returns documents equal to what was stored (nested values, unicode, numbers)', async () => {
+      await database.migrate([itemsMigration]);
+      const doc: Doc = {
+        id: 'json-ü-🙂',
+        status: 'naïve "quoted" \\ back\nslash\t\u2028 — 日本語 🙂 e\u0301',
+        rank: Number.MAX_SAFE_INTEGER,
+        score: -1234.5678e-9,
+        done: false,
+        tags: ['ß', '🙂', ''],
+        nested: { array: [1, 'two', null, true, { deep: [[], {}] }], empty: '', zero: 0, negative: -0.25, big: 1e300 },
+        absentLater: null,
+      };
+      await database.write([{ op: 'insert', collection: ITEMS, doc }]);
+      assert.deepEqual(await database.get(ITEMS, doc.id), doc);
+      assert.deepEqual(await database.find(ITEMS, { where: { status: doc.status as string } }), [doc]);
+      assert.deepEqual(await database.find(ITEMS, { where: { tags: { hasAll: ['🙂', 'ß'] } } }), [doc]);
+      assert.deepEqual(await database.find(ITEMS, { where: { rank: Number.MAX_SAFE_INTEGER } }), [doc]);
+    });
+
+    it('survives close and reopen with every write applied (durable adapters)', async function () {
+      if (!store.reopen) this.skip();
+      await withFixtures();
+      await database.write([
+        { op: 'insert', collection: ITEMS, doc: { id: 'n1', status: 'new', tags: ['x'] } },
+        { op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, status: 'replaced' }, expect: { status: 'queued' } },
+        { op: 'delete', collection: ITEMS, id: 'b2' },
+      ]);
+      await database.migrate([
+        itemsMigration,
+        { id: 'contract/002-items-color', steps: [{ addField: { collection: ITEMS, field: 'color', type: 'text' } }] },
+      ]);
+      await database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'n2', color: 'red' } }]);
+      const before = await database.find(ITEMS);
+      await database.close();
+      database = await store.reopen();
+      await database.migrate([
+        itemsMigration,
+        { id: 'contract/002-items-color', steps: [{ addField: { collection: ITEMS, field: 'color', type: 'text' } }] },
+      ]);
+      assert.deepEqual(await database.find(ITEMS), before);
+      assert.deepEqual(await findIds({ where: { color: 'red' } }), ['n2']);
+      assert.deepEqual(await findIds({ where: { tags: { hasAll: ['x'] } } }), ['n1']);
+      await assert.rejects(database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'n1' } }]), DuplicateIdError);
+      await database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'n3' } }]);
+      assert.deepEqual(await database.get(ITEMS, 'n3'), { id: 'n3' });
+    });
+  });
+}
