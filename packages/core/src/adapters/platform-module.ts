@@ -5,10 +5,12 @@ import { Migrations } from '../domain/storage/migrations';
 import { platformMigrations } from '../domain/storage/platform-migrations';
 import { Clock } from '../ports/clock';
 import { Database } from '../ports/database';
+import { EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
 import { Logger } from '../ports/logger';
 import { SecretBox } from '../ports/secret-box';
 import { MemoryDatabase } from './memory/memory-database';
+import { MemoryEventBus } from './memory/memory-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { SilentLogger } from './node/pino-logger';
 import { SystemClock } from './node/system-clock';
@@ -27,5 +29,8 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue(platformMigrations);
   bind(SecretBox)
     .toResolvedValue((config: RunloomConfig) => AesGcmSecretBox.fromConfig(config), [RunloomConfig])
+    .inSingletonScope();
+  bind(EventBus)
+    .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
     .inSingletonScope();
 });
