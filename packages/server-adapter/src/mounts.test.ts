@@ -1,0 +1,254 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import http, { type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import fastify from 'fastify';
+import { createRequestListener } from './node';
+import { runloomMiddleware } from './express';
+import { runloomFastify } from './fastify';
+import type { WebHandler } from './translate';
+
+const CHUNK_SIZE = 16 * 1024;
+const STREAM_CHUNKS = 1024; // 16 MiB: more than loopback socket buffers absorb
+
+/** A web handler exercising what the translation layer must carry: JSON, streams both ways, aborts. */
+class ProbeHandler implements WebHandler {
+  produced = 0;
+  readonly streamCancelled = deferred<void>();
+  readonly requestAborted = deferred<void>();
+  readonly uploadStarted = deferred<void>();
+
+  async handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    switch (`${request.method} ${url.pathname}`) {
+      case 'GET /json': {
+        const headers = new Headers({ 'x-probe': 'yes' });
+        headers.append('set-cookie', 'a=1; Path=/');
+        headers.append('set-cookie', 'b=2; Path=/');
+        return Response.json({ path: url.pathname, search: url.search, agent: request.headers.get('user-agent'), origin: url.origin }, { headers });
+      }
+      case 'POST /echo':
+        return Response.json({ received: await request.json() }, { status: 201 });
+      case 'GET /stream':
+        return new Response(this.numberedChunks(), { headers: { 'content-type': 'application/octet-stream' } });
+      case 'POST /upload':
+        return Response.json(await this.digest(request));
+      case 'GET /hang':
+        request.signal.addEventListener('abort', () => this.requestAborted.resolve());
+        await this.requestAborted.promise;
+        return new Response(null, { status: 204 });
+      default:
+        return Response.json({ error: 'no such probe' }, { status: 404 });
+    }
+  }
+
+  /** STREAM_CHUNKS chunks, chunk i filled with byte i % 256, produced only when pulled. */
+  private numberedChunks(): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        if (this.produced === STREAM_CHUNKS) return controller.close();
+        controller.enqueue(new Uint8Array(CHUNK_SIZE).fill(this.produced % 256));
+        this.produced += 1;
+      },
+      cancel: () => this.streamCancelled.resolve(),
+    });
+  }
+
+  private async digest(request: Request): Promise<{ bytes: number; sha256: string }> {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const reader = request.body!.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      this.uploadStarted.resolve();
+      hash.update(read.value);
+      bytes += read.value.byteLength;
+    }
+    return { bytes, sha256: hash.digest('hex') };
+  }
+}
+
+interface Mounted {
+  url: string;
+  close(): Promise<void>;
+}
+
+const mounts: Record<string, (handler: WebHandler) => Promise<Mounted>> = {
+  'node:http': async (handler) => listen(http.createServer(createRequestListener(handler))),
+  'express 5': async (handler) => {
+    const app = express();
+    app.use(runloomMiddleware(handler));
+    return listen(http.createServer(app));
+  },
+  'fastify 5': async (handler) => {
+    const app = fastify({ forceCloseConnections: true });
+    await app.register(runloomFastify, { runloom: handler });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+  },
+};
+
+for (const [name, mount] of Object.entries(mounts)) {
+  describe(`server-adapter mounted on ${name}`, () => {
+    let handler: ProbeHandler;
+    let server: Mounted;
+
+    beforeEach(async () => {
+      handler = new ProbeHandler();
+      server = await mount(handler);
+    });
+    afterEach(() => server.close());
+
+    it('round-trips JSON with status, headers and each Set-Cookie separately', async () => {
+      const response = await fetch(`${server.url}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'ü', list: [1, 2] }),
+      });
+      assert.equal(response.status, 201);
+      assert.deepEqual(await response.json(), { received: { name: 'ü', list: [1, 2] } });
+
+      const get = await fetch(`${server.url}/json?x=1`, { headers: { 'user-agent': 'probe/1' } });
+      assert.equal(get.status, 200);
+      assert.equal(get.headers.get('x-probe'), 'yes');
+      assert.deepEqual(get.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
+      assert.equal(get.headers.get('content-length'), String((await get.clone().arrayBuffer()).byteLength));
+      assert.deepEqual(await get.json(), { path: '/json', search: '?x=1', agent: 'probe/1', origin: server.url });
+    });
+
+    it('answers the root path and unknown paths through the handler', async () => {
+      const response = await fetch(`${server.url}/`);
+      assert.equal(response.status, 404);
+      assert.deepEqual(await response.json(), { error: 'no such probe' });
+    });
+
+    it('streams a response to a slow reader, producing only as fast as the client reads', async () => {
+      const response = await rawRequest(`${server.url}/stream`);
+      response.pause();
+      await sleep(300);
+      const producedWhilePaused = handler.produced;
+      assert.ok(producedWhilePaused < STREAM_CHUNKS / 2, `produced ${producedWhilePaused} chunks for a paused reader`);
+      assert.equal(response.headers['transfer-encoding'], 'chunked');
+
+      let received = 0;
+      let mismatch: string | undefined;
+      response.on('data', (chunk: Buffer) => {
+        for (let index = 0; index < chunk.length && mismatch === undefined; index += 4096) {
+          const expected = Math.floor((received + index) / CHUNK_SIZE) % 256;
+          if (chunk[index] !== expected) mismatch = `byte ${received + index} is ${chunk[index]}, expected ${expected}`;
+        }
+        received += chunk.length;
+      });
+      response.resume();
+      await once(response, 'end');
+      assert.equal(mismatch, undefined);
+      assert.equal(received, STREAM_CHUNKS * CHUNK_SIZE);
+    });
+
+    it('streams a large upload into the route before the client has sent it all', async () => {
+      const body = Buffer.alloc(8 * 1024 * 1024);
+      for (let index = 0; index < body.length; index += 1) body[index] = (index * 7) % 251;
+      const request = http.request(`${server.url}/upload`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-length': body.length },
+      });
+      const responded = once(request, 'response') as Promise<[IncomingMessage]>;
+      request.write(body.subarray(0, 1024 * 1024));
+      // The route reads the first part while most of the body is still on the client.
+      await handler.uploadStarted.promise;
+      request.end(body.subarray(1024 * 1024));
+      const [response] = await responded;
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(JSON.parse(await readAll(response)), {
+        bytes: body.length,
+        sha256: createHash('sha256').update(body).digest('hex'),
+      });
+    });
+
+    it('cancels the response stream when the client disconnects', async () => {
+      const response = await rawRequest(`${server.url}/stream`);
+      await once(response, 'data');
+      response.destroy();
+      await handler.streamCancelled.promise;
+      assert.ok(handler.produced < STREAM_CHUNKS);
+    });
+
+    it("aborts the request's signal when the client disconnects mid-request", async () => {
+      const request = http.get(`${server.url}/hang`);
+      request.on('error', () => undefined);
+      await sleep(100);
+      request.destroy();
+      await handler.requestAborted.promise;
+    });
+  });
+}
+
+describe('server-adapter runloomMiddleware after a body parser', () => {
+  it('re-encodes the parsed JSON body for the handler', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use(runloomMiddleware(new ProbeHandler()));
+    const server = await listen(http.createServer(app));
+    try {
+      const response = await fetch(`${server.url}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ after: 'parser' }),
+      });
+      assert.equal(response.status, 201);
+      assert.deepEqual(await response.json(), { received: { after: 'parser' } });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('routes the original URL when mounted under a path', async () => {
+    const app = express();
+    app.use('/api', runloomMiddleware(new ProbeHandler()));
+    const server = await listen(http.createServer(app));
+    try {
+      const response = await fetch(`${server.url}/api/json`);
+      assert.equal(response.status, 404, 'the handler sees /api/json, which the probe does not serve');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+async function listen(server: http.Server): Promise<Mounted> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+async function rawRequest(url: string): Promise<IncomingMessage> {
+  const request = http.get(url);
+  const [response] = (await once(request, 'response')) as [IncomingMessage];
+  return response;
+}
+
+async function readAll(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
+}

@@ -1,0 +1,300 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+
+/**
+ * The one translation layer between Node's `IncomingMessage`/`ServerResponse` and the web-standard
+ * `Request`/`Response` that `runloom.handle` speaks. Every mount (node:http, Express, Fastify) is a
+ * few lines over these two functions. Bodies stream in both directions: nothing is buffered except
+ * what a response body already holds in memory (see `sendWebResponse`).
+ */
+
+export interface ToWebRequestOptions {
+  /** The response of the same exchange: when it closes before finishing, the request's signal aborts. */
+  response?: ServerResponse;
+  /**
+   * Behind a reverse proxy you trust: take the scheme and host from `X-Forwarded-Proto` and
+   * `X-Forwarded-Host`. Off by default, since any client can send those headers.
+   */
+  trustProxy?: boolean;
+  /**
+   * A body some earlier middleware already read (Express body parsers set `req.body`): used
+   * instead of the consumed stream.
+   */
+  parsedBody?: unknown;
+  /** The request target to route when a framework rewrote `req.url` (Express strips mount paths). */
+  target?: string;
+}
+
+/** A Host value: name or IPv4 or [IPv6], optional port. Anything else is not trusted into a URL. */
+const HOST = /^(?:[a-z0-9_.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
+
+export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions = {}): Request {
+  const method = req.method ?? 'GET';
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    // HTTP/2 pseudo-headers (:path, :authority) are not headers of the web request.
+    if (name.charCodeAt(0) !== 58) headers.append(name, raw[index + 1]!);
+  }
+  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  if (!METHODS_WITHOUT_BODY.has(method)) {
+    if (options.parsedBody !== undefined && (req.readableEnded || !req.readable)) {
+      init.body = serializeParsedBody(options.parsedBody, headers);
+    } else if (mayHaveBody(req)) {
+      init.body = nodeToWebStream(req);
+      init.duplex = 'half';
+    }
+  }
+  if (options.response) init.signal = abortedOnDisconnect(options.response);
+  return new Request(requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), init);
+}
+
+/**
+ * Writes a web `Response` to a Node response: status, headers (each `Set-Cookie` separately) and
+ * the body streamed with backpressure. Resolves when the body is written or the client went away
+ * (the web stream is then cancelled, so its producer stops).
+ */
+export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  const head = headerObject(response.headers);
+  if (response.body === null) {
+    res.writeHead(response.status, head);
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const cancelOnDisconnect = (): void => {
+    if (!res.writableFinished) reader.cancel(new Error('the client closed the connection')).catch(() => undefined);
+  };
+  res.once('close', cancelOnDisconnect);
+  try {
+    const start = await readAvailable(reader);
+    if (start.done) {
+      // The whole body was in memory (a JSON answer): one write with a Content-Length.
+      head['content-length'] ??= start.size;
+      res.writeHead(response.status, head);
+      res.end(start.chunks.length === 1 ? start.chunks[0] : Buffer.concat(start.chunks));
+      return;
+    }
+    res.writeHead(response.status, head);
+    // Flush the head and the first chunks now: a stream's first event must not wait for the next.
+    for (const chunk of start.chunks) await write(res, chunk);
+    let pending = start.pending;
+    while (!res.destroyed) {
+      const { done, value } = await (pending ?? reader.read());
+      pending = undefined;
+      if (done) break;
+      await write(res, value);
+    }
+    res.end();
+  } catch (error) {
+    if (res.headersSent) {
+      // The status is gone: cutting the connection is the only way to tell the client it is truncated.
+      res.destroy(error as Error);
+    } else {
+      const body = JSON.stringify({ error: 'internal error', code: 'INTERNAL' });
+      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    }
+  } finally {
+    res.off('close', cancelOnDisconnect);
+  }
+}
+
+function requestUrl(req: IncomingMessage, target: string | undefined, trustProxy: boolean): string {
+  const path = target?.startsWith('/') ? target : `/${target ?? ''}`;
+  let scheme = (req.socket as TLSSocket).encrypted ? 'https' : 'http';
+  let host = req.headers.host;
+  if (trustProxy) {
+    const forwardedProto = firstValue(req.headers['x-forwarded-proto'])?.toLowerCase();
+    if (forwardedProto === 'http' || forwardedProto === 'https') scheme = forwardedProto;
+    host = firstValue(req.headers['x-forwarded-host']) ?? host;
+  }
+  if (host === undefined || !HOST.test(host)) host = localHost(req);
+  return `${scheme}://${host}${path}`;
+}
+
+function localHost(req: IncomingMessage): string {
+  const address = req.socket.localAddress ?? '127.0.0.1';
+  const name = address.includes(':') ? `[${address}]` : address;
+  return req.socket.localPort ? `${name}:${req.socket.localPort}` : name;
+}
+
+function firstValue(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value?.split(',')[0]?.trim() || undefined;
+}
+
+/** HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. */
+function mayHaveBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * The Node body as a web stream, paced by the reader: the socket is paused while 64 KiB wait
+ * unread, so a slow consumer never makes the body pile up in memory.
+ */
+function nodeToWebStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let settled = false;
+  const detach = (): void => {
+    req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+  };
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const onData = (chunk: Buffer): void => {
+    controller.enqueue(chunk);
+    if ((controller.desiredSize ?? 0) <= 0) req.pause();
+  };
+  const onEnd = (): void => {
+    settled = true;
+    detach();
+    controller.close();
+  };
+  const onError = (error: Error): void => {
+    settled = true;
+    detach();
+    controller.error(error);
+  };
+  const onClose = (): void => {
+    if (!settled) onError(new Error('the client closed the connection before the body was complete'));
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(streamController) {
+        controller = streamController;
+        req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+      },
+      pull() {
+        req.resume();
+      },
+      cancel() {
+        // The route stopped reading (say, a 413): let Node discard the rest so its answer still goes out.
+        settled = true;
+        detach();
+        req.resume();
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  );
+}
+
+/** Re-encodes what a body parser left in `req.body`, so mounting after one still works. */
+function serializeParsedBody(body: unknown, headers: Headers): BodyInit {
+  headers.delete('content-length');
+  headers.delete('content-encoding');
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength);
+  const mediaType = headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType === 'application/x-www-form-urlencoded' && typeof body === 'object' && body !== null) {
+    return new URLSearchParams(body as Record<string, string>).toString();
+  }
+  return JSON.stringify(body);
+}
+
+function abortedOnDisconnect(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new Error('the client closed the connection'));
+  });
+  return controller.signal;
+}
+
+/** Node's header object; `Set-Cookie` as a list so each cookie stays its own header line. */
+function headerObject(headers: Headers): OutgoingHttpHeaders {
+  const head: OutgoingHttpHeaders = {};
+  headers.forEach((value, name) => {
+    if (name !== 'set-cookie') head[name] = value;
+  });
+  const cookies = headers.getSetCookie();
+  if (cookies.length) head['set-cookie'] = cookies;
+  return head;
+}
+
+/** Largest body sent in one write with a Content-Length instead of chunked encoding. */
+const IMMEDIATE_BODY_LIMIT = 64 * 1024;
+
+interface AvailableBody {
+  chunks: Uint8Array[];
+  size: number;
+  done: boolean;
+  /** The read that was still waiting when the available part ended: the stream goes on from it. */
+  pending?: Promise<ReadableStreamReadResult<Uint8Array>>;
+}
+
+/**
+ * Reads the first chunk, then every further chunk that is already there: an in-memory body
+ * (a JSON string) completes within the same tick, a live stream does not and is streamed.
+ */
+async function readAvailable(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<AvailableBody> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let next = await reader.read();
+  for (;;) {
+    if (next.done) return { chunks, size, done: true };
+    chunks.push(next.value);
+    size += next.value.byteLength;
+    if (size > IMMEDIATE_BODY_LIMIT) return { chunks, size, done: false };
+    const pending = reader.read();
+    const settled = await settledThisTick(pending);
+    if (settled === undefined) return { chunks, size, done: false, pending };
+    next = settled;
+  }
+}
+
+/** The promise's value if it settles before the current microtask queue drains, else undefined. */
+function settledThisTick<T>(promise: Promise<T>): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    promise.then(resolve, reject);
+    // A tick queued from a microtask runs once the microtask queue is empty.
+    process.nextTick(resolve, undefined);
+  });
+}
+
+function write(res: ServerResponse, chunk: Uint8Array): Promise<void> | undefined {
+  if (res.write(chunk)) return undefined;
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+}
+
+/** What a mount needs of Runloom: its web-standard handler. */
+export interface WebHandler {
+  handle(request: Request): Promise<Response>;
+}
+
+export type MountOptions = Pick<ToWebRequestOptions, 'trustProxy'>;
+
+/**
+ * One exchange: translate, handle, write back. Never rejects: a request that cannot be read as a
+ * web request (a malformed URL, a forbidden method) answers 400, a failing handler 500.
+ */
+export async function handleNodeRequest(
+  handler: WebHandler,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ToWebRequestOptions = {},
+): Promise<void> {
+  let request: Request;
+  try {
+    request = toWebRequest(req, { ...options, response: res });
+  } catch (error) {
+    await sendWebResponse(res, errorJson(400, `the request cannot be read: ${(error as Error).message}`));
+    return;
+  }
+  let response: Response;
+  try {
+    response = await handler.handle(request);
+  } catch {
+    response = errorJson(500, 'internal error');
+  }
+  await sendWebResponse(res, response);
+}
+
+function errorJson(status: number, message: string): Response {
+  return Response.json({ error: message }, { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+}
