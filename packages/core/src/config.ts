@@ -21,6 +21,8 @@ export interface RunloomConfig {
   callbackInitialBackoffMs: number;
   /** 32-byte key (base64) for encryption and URL signing; generated into `dataDir` when absent. */
   secretKey?: string;
+  /** `ACCOUNT:CLIENT_ID:SECRET` entries: clients created, or given this secret, at start. */
+  bootstrapClients: string[];
 }
 
 export const defaultConfig: RunloomConfig = {
@@ -33,4 +35,5 @@ export const defaultConfig: RunloomConfig = {
   allowPrivateNetwork: false,
   callbackMaxAttempts: 8,
   callbackInitialBackoffMs: 1000,
+  bootstrapClients: [],
 };

@@ -10,3 +10,7 @@ export { Repository } from './domain/storage/repository';
 export { MemoryDatabase } from './adapters/memory/memory-database';
 export * from './domain/runs/run-record';
 export { RunRepository, RUNS_COLLECTION } from './domain/runs/run-repository';
+export { AuthService, type ClientCredentials, type TokenRequest, type TokenResponse } from './domain/auth/auth-service';
+export { OAuthError, type OAuthErrorCode } from './domain/auth/oauth-error';
+export { parseBootstrapClients, type BootstrapClient } from './domain/auth/bootstrap-clients';
+export { ScryptPasswordHasher } from './adapters/node/scrypt-password-hasher';

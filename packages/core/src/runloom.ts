@@ -1,6 +1,8 @@
 import { Container, type ContainerModule } from 'inversify';
 import { platformModule } from './adapters/platform-module';
 import { defaultConfig, RunloomConfig } from './config';
+import { authModule } from './domain/auth/auth-module';
+import { AuthService } from './domain/auth/auth-service';
 import { Lifecycle } from './domain/lifecycle';
 import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
@@ -19,7 +21,7 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 }
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
-const featureModules: ContainerModule[] = [runsModule];
+const featureModules: ContainerModule[] = [authModule, runsModule];
 
 /**
  * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
@@ -34,6 +36,11 @@ export class Runloom {
     private readonly router: Router,
     private readonly lifecycles: Lifecycle[],
   ) {}
+
+  /** Service-account clients and tokens. */
+  get auth(): AuthService {
+    return this.container.get<AuthService>(AuthService);
+  }
 
   /** Web-standard request in, response out: mount it on any server (see server-adapter). */
   handle(request: Request): Promise<Response> {

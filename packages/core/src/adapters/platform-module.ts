@@ -8,11 +8,13 @@ import { Database } from '../ports/database';
 import { EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
 import { Logger } from '../ports/logger';
+import { PasswordHasher } from '../ports/password-hasher';
 import { SecretBox } from '../ports/secret-box';
 import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { SilentLogger } from './node/pino-logger';
+import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
 import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
 
@@ -25,6 +27,7 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(IdGenerator).toConstantValue(new UuidV7Generator());
   bind(Logger).toConstantValue(new SilentLogger());
   bind(Metrics).toConstantValue(new MetricsRegistry());
+  bind(PasswordHasher).toConstantValue(new ScryptPasswordHasher());
   bind(Database).toConstantValue(new MemoryDatabase());
   bind(Migrations).toConstantValue(platformMigrations);
   bind(SecretBox)

@@ -1,0 +1,144 @@
+import { inject, injectable } from 'inversify';
+import { base64url, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { RunloomConfig } from '../../config';
+import { Clock } from '../../ports/clock';
+import { Database, type Doc, type WriteOp } from '../../ports/database';
+import { SecretBox } from '../../ports/secret-box';
+import { SIGNING_KEYS } from './auth-migrations';
+
+/** The one algorithm tokens are signed with, and therefore the only one verification accepts. */
+export const SIGNING_ALGORITHM = 'EdDSA';
+
+interface SigningKeyRecord extends Doc {
+  /** The JWS `kid`. */
+  id: string;
+  alg: typeof SIGNING_ALGORITHM;
+  public_jwk: JWK;
+  /** The private JWK as JSON, sealed with the SecretBox. */
+  private_jwk_sealed: string;
+  created_at: string;
+  /** Set when a newer key takes over signing; the key still verifies until `verify_until`. */
+  retired_at: string | null;
+  /** Retirement time + token lifetime: no token this key signed is valid after it. */
+  verify_until: string | null;
+}
+
+interface LoadedKey {
+  record: SigningKeyRecord;
+  publicKey: CryptoKey;
+}
+
+/** After an unknown `kid`, how long before the store is read again (bounds lookups by forged kids). */
+const UNKNOWN_KID_REFRESH_MS = 1000;
+
+/**
+ * The JWT signing keys, kept in the store. The newest active key signs; retired keys stay listed
+ * in the JWKS and keep verifying until the tokens they signed have expired, so rotation never
+ * invalidates a live token. Instances sharing a store pick up each other's keys on an unknown `kid`.
+ */
+@injectable()
+export class SigningKeyRing {
+  private readonly keys = new Map<string, LoadedKey>();
+  private signer: { kid: string; privateKey: CryptoKey } | undefined;
+  private lastRefreshMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    @inject(Database) private readonly database: Database,
+    @inject(SecretBox) private readonly secretBox: SecretBox,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(RunloomConfig) private readonly config: RunloomConfig,
+  ) {}
+
+  /** Loads the keys, creating the first one on a fresh store. */
+  async start(): Promise<void> {
+    await this.refresh();
+    if (this.signer) return;
+    await this.database.write([{ op: 'insert', collection: SIGNING_KEYS, doc: await this.newKeyRecord() }]);
+    await this.refresh();
+  }
+
+  /** The key that signs new tokens. */
+  currentSigner(): { kid: string; privateKey: CryptoKey } {
+    if (!this.signer) throw new Error('signing keys are not loaded: start the Runloom instance first');
+    return this.signer;
+  }
+
+  /** The public key of `kid`, if it may still verify tokens. */
+  async publicKey(kid: string): Promise<CryptoKey | undefined> {
+    const known = this.keys.get(kid);
+    if (known) return known.publicKey;
+    if (this.clock.now().getTime() - this.lastRefreshMs < UNKNOWN_KID_REFRESH_MS) return undefined;
+    await this.refresh();
+    return this.keys.get(kid)?.publicKey;
+  }
+
+  /** Public keys still able to verify a live token, newest first: the JWKS `keys`. */
+  async publicJwks(): Promise<JWK[]> {
+    const records = await this.verifyingRecords();
+    return records.map((record) => ({ ...record.public_jwk, kid: record.id, alg: record.alg, use: 'sig' }));
+  }
+
+  /**
+   * Makes a new signing key and retires the others; tokens they signed keep verifying until they
+   * expire. Returns the new `kid`.
+   */
+  async rotate(): Promise<string> {
+    const now = this.clock.now();
+    const verifyUntil = new Date(now.getTime() + this.config.tokenTtlSeconds * 1000).toISOString();
+    const fresh = await this.newKeyRecord();
+    const active = (await this.database.find(SIGNING_KEYS, { where: { retired_at: null } })) as SigningKeyRecord[];
+    const ops: WriteOp[] = active.map((record) => ({
+      op: 'replace',
+      collection: SIGNING_KEYS,
+      doc: { ...record, retired_at: now.toISOString(), verify_until: verifyUntil },
+      expect: { retired_at: null },
+    }));
+    await this.database.write([...ops, { op: 'insert', collection: SIGNING_KEYS, doc: fresh }]);
+    await this.refresh();
+    return fresh.id;
+  }
+
+  /** Re-reads the store: the verifying keys, and the newest active key as the signer. */
+  private async refresh(): Promise<void> {
+    this.lastRefreshMs = this.clock.now().getTime();
+    const records = await this.verifyingRecords();
+    this.keys.clear();
+    for (const record of records) {
+      const publicKey = (await importJWK(record.public_jwk, record.alg)) as CryptoKey;
+      this.keys.set(record.id, { record, publicKey });
+    }
+    const newestActive = records.find((record) => record.retired_at === null);
+    if (!newestActive) {
+      this.signer = undefined;
+      return;
+    }
+    if (this.signer?.kid === newestActive.id) return;
+    const privateJwk = JSON.parse(await this.secretBox.open(newestActive.private_jwk_sealed)) as JWK;
+    this.signer = { kid: newestActive.id, privateKey: (await importJWK(privateJwk, newestActive.alg)) as CryptoKey };
+  }
+
+  private async verifyingRecords(): Promise<SigningKeyRecord[]> {
+    const now = this.clock.now().toISOString();
+    const records = (await this.database.find(SIGNING_KEYS, {
+      orderBy: [{ field: 'created_at', direction: 'desc' }],
+    })) as SigningKeyRecord[];
+    // Active keys first (a stable sort keeps newest first within each group).
+    return records
+      .filter((record) => record.verify_until === null || record.verify_until > now)
+      .sort((a, b) => Number(a.retired_at !== null) - Number(b.retired_at !== null));
+  }
+
+  private async newKeyRecord(): Promise<SigningKeyRecord> {
+    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { crv: 'Ed25519', extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    return {
+      id: base64url.encode(crypto.getRandomValues(new Uint8Array(12))),
+      alg: SIGNING_ALGORITHM,
+      public_jwk: publicJwk,
+      private_jwk_sealed: await this.secretBox.seal(JSON.stringify(await exportJWK(privateKey))),
+      created_at: this.clock.now().toISOString(),
+      retired_at: null,
+      verify_until: null,
+    };
+  }
+}

@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRunloom, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
+
+export interface TestRunloom {
+  /** The running instance; a new object after `restart()`. */
+  readonly runloom: Runloom;
+  readonly dataDir: string;
+  /** A bearer token of `account` (default 'acct-a'); its client is created on first use. */
+  token(account?: string): Promise<string>;
+  /** `runloom.handle` on `http://runloom.test` + path, with a bearer token of `init.account`. */
+  request(path: string, init?: RequestInit & { account?: string }): Promise<Response>;
+  /** Closes the instance and opens a new one on the same data dir and options (clients survive). */
+  restart(): Promise<void>;
+  /** Closes the instance and removes the data dir. */
+  close(): Promise<void>;
+}
+
+export const TEST_ORIGIN = 'http://runloom.test';
+
+/**
+ * A Runloom on a fresh temp data dir, for tests. Tokens are cached per account until shortly
+ * before they expire, so tests pay for client creation and token signing once per account.
+ */
+export async function startTestRunloom(options: CreateRunloomOptions = {}): Promise<TestRunloom> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
+  const start = (): Promise<Runloom> => createRunloom({ ...options, dataDir });
+  let runloom: Runloom;
+  try {
+    runloom = await start();
+  } catch (error) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const clients = new Map<string, Promise<{ client_id: string; client_secret: string }>>();
+  const tokens = new Map<string, { token: string; expiresAtMs: number }>();
+
+  const token = async (account = 'acct-a'): Promise<string> => {
+    const cached = tokens.get(account);
+    if (cached && Date.now() < cached.expiresAtMs) return cached.token;
+    let client = clients.get(account);
+    if (!client) {
+      client = runloom.auth.createClient(account);
+      clients.set(account, client);
+    }
+    const { client_id, client_secret } = await client;
+    const issued = await runloom.auth.issueToken({ grant_type: 'client_credentials', client_id, client_secret });
+    // Renew a second early: a token about to expire would make a test flaky, not fail for a reason.
+    tokens.set(account, { token: issued.access_token, expiresAtMs: Date.now() + (issued.expires_in - 1) * 1000 });
+    return issued.access_token;
+  };
+
+  return {
+    get runloom() {
+      return runloom;
+    },
+    dataDir,
+    token,
+    async request(requestPath, init = {}) {
+      const { account, ...requestInit } = init;
+      const headers = new Headers(requestInit.headers);
+      if (!headers.has('authorization')) headers.set('authorization', `Bearer ${await token(account)}`);
+      return runloom.handle(new Request(`${TEST_ORIGIN}${requestPath}`, { ...requestInit, headers }));
+    },
+    async restart() {
+      await runloom.close();
+      runloom = await start();
+    },
+    async close() {
+      try {
+        await runloom.close();
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
