@@ -1,0 +1,238 @@
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { type FileHandle, open, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from '../../ports/logger';
+import { decodeSegment, encodeFrame, fsyncDirectory, listSegments, type LogRecord, type Segment, segmentPath } from './log-format';
+
+export interface RecoveredLog {
+  log: OperationLog;
+  /** Records past the snapshot, in order, already handed to `apply`. */
+  replayed: number;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+interface Pending extends Waiter {
+  frame: Buffer;
+  record: LogRecord;
+}
+
+/**
+ * The append-only operation log, written by the main thread. Appends are group-committed: every
+ * record appended while one write+fdatasync is in flight goes out in the next one, so one fsync
+ * acknowledges many writes. A segment past `segmentBytes` is closed and a new one started; the
+ * snapshotter later removes segments a snapshot covers.
+ */
+export class OperationLog {
+  /** Called after each group is durable, in log order (feeds the snapshot replica). */
+  onDurable: (records: LogRecord[]) => void = () => {};
+  /** Called after a segment is closed, with the last sequence number it holds. */
+  onSegmentClosed: (lastSeq: number) => void = () => {};
+
+  private queue: Pending[] = [];
+  private rollWaiters: Waiter[] = [];
+  private flushing: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly segmentBytes: number,
+    private readonly segments: Segment[],
+    private handle: FileHandle,
+    private activeBytes: number,
+    private lastSeq: number,
+    private durable: number,
+  ) {}
+
+  /**
+   * Opens the log in `dir`: hands every intact record after `snapshotSeq` to `apply` (one call per
+   * segment), cuts off a torn or damaged tail (logging what was dropped), removes segments the
+   * snapshot covers, and opens the last segment for appending.
+   */
+  static async open(options: {
+    dir: string;
+    snapshotSeq: number;
+    segmentBytes: number;
+    logger: Logger;
+    apply(payloads: string[]): void;
+  }): Promise<RecoveredLog> {
+    const { dir, snapshotSeq, logger } = options;
+    const segments = listSegments(dir);
+    const kept: Segment[] = [];
+    let covered = snapshotSeq;
+    let replayed = 0;
+    let activeBytes = 0;
+    for (const [index, segment] of segments.entries()) {
+      if (segment.startSeq > covered + 1) {
+        throw new Error(`operation log in ${dir} is missing records ${covered + 1} to ${segment.startSeq - 1}; restore it from a backup`);
+      }
+      const data = readFileSync(segment.path);
+      const decoded = decodeSegment(data, segment.startSeq);
+      if (decoded.damage !== undefined) {
+        const later = segments.slice(index + 1);
+        if (later.some((next) => statSync(next.path).size > 0)) {
+          throw new Error(
+            `operation log segment ${segment.path} is damaged at byte ${decoded.validBytes} (${decoded.damage}) and later segments hold records; restore it from a backup`,
+          );
+        }
+        truncateDurably(segment.path, decoded.validBytes);
+        for (const next of later) rmSync(next.path);
+        segments.length = index + 1;
+        logger.warn(
+          { segment: path.basename(segment.path), offset: decoded.validBytes, droppedBytes: data.length - decoded.validBytes, damage: decoded.damage },
+          'cut a torn or damaged tail off the operation log; every record before it is kept',
+        );
+      }
+      const fresh = decoded.records.filter((record) => record.seq > covered);
+      options.apply(fresh.map((record) => record.payload));
+      replayed += fresh.length;
+      const endSeq = segment.startSeq + decoded.records.length - 1;
+      covered = Math.max(covered, endSeq);
+      if (endSeq > snapshotSeq) {
+        kept.push(segment);
+        activeBytes = decoded.validBytes;
+      } else {
+        rmSync(segment.path);
+      }
+    }
+    if (kept.length === 0) {
+      kept.push({ startSeq: covered + 1, path: segmentPath(dir, covered + 1) });
+      activeBytes = 0;
+    }
+    const active = kept.at(-1)!;
+    const handle = await open(active.path, 'a');
+    fsyncDirectory(dir);
+    const log = new OperationLog(dir, options.segmentBytes, kept, handle, activeBytes, covered, covered);
+    return { log, replayed };
+  }
+
+  /** Sequence number of the last record known to be on disk. */
+  get durableSeq(): number {
+    return this.durable;
+  }
+
+  /** Set once a write to the log failed: the store must refuse writes until reopened. */
+  get error(): Error | undefined {
+    return this.failure;
+  }
+
+  /** Appends one record; resolves once it is on disk. */
+  append(payload: string): Promise<void> {
+    const unavailable = this.unavailable();
+    if (unavailable) return Promise.reject(unavailable);
+    this.lastSeq += 1;
+    const record = { seq: this.lastSeq, payload };
+    return new Promise((resolve, reject) => {
+      this.queue.push({ frame: encodeFrame(record.seq, payload), record, resolve, reject });
+      this.flushing ??= this.flushLoop();
+    });
+  }
+
+  /** Closes the current segment (when it holds records) once everything appended so far is durable. */
+  roll(): Promise<void> {
+    const unavailable = this.unavailable();
+    if (unavailable) return Promise.reject(unavailable);
+    return new Promise((resolve, reject) => {
+      this.rollWaiters.push({ resolve, reject });
+      this.flushing ??= this.flushLoop();
+    });
+  }
+
+  /** Resolves when everything appended so far has been written (or has failed). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  /** Deletes the closed segments whose every record is at or below `seq` (a snapshot holds them). */
+  async removeSegmentsCoveredBy(seq: number): Promise<void> {
+    const removable: Segment[] = [];
+    while (this.segments.length > 1 && this.segments[1]!.startSeq - 1 <= seq) removable.push(this.segments.shift()!);
+    for (const segment of removable) await rm(segment.path, { force: true });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush();
+    await this.handle.close();
+  }
+
+  private unavailable(): Error | undefined {
+    if (this.failure) return this.failure;
+    if (this.closed) return new Error('the store is closed');
+    return undefined;
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      // Writers that arrive in the same turn of the event loop share the first fsync too.
+      await nextTurn();
+      while (this.queue.length > 0 || this.rollWaiters.length > 0) {
+        const group = this.queue;
+        this.queue = [];
+        const waiters = this.rollWaiters;
+        this.rollWaiters = [];
+        try {
+          if (group.length > 0) await this.writeGroup(group);
+          if (this.activeBytes > 0 && (this.activeBytes >= this.segmentBytes || waiters.length > 0)) await this.rollSegment();
+        } catch (error) {
+          this.fail(error, [...group, ...waiters]);
+          return;
+        }
+        for (const waiter of waiters) waiter.resolve();
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async writeGroup(group: Pending[]): Promise<void> {
+    const frames = group.map((entry) => entry.frame);
+    const bytes = frames.reduce((total, frame) => total + frame.length, 0);
+    const { bytesWritten } = await this.handle.writev(frames);
+    if (bytesWritten !== bytes) throw new Error(`wrote ${bytesWritten} of ${bytes} bytes (is the disk full?)`);
+    await this.handle.datasync();
+    this.activeBytes += bytes;
+    this.durable = group.at(-1)!.record.seq;
+    this.onDurable(group.map((entry) => entry.record));
+    for (const entry of group) entry.resolve();
+  }
+
+  private async rollSegment(): Promise<void> {
+    const closedLastSeq = this.durable;
+    await this.handle.close();
+    const segment = { startSeq: closedLastSeq + 1, path: segmentPath(this.dir, closedLastSeq + 1) };
+    this.handle = await open(segment.path, 'a');
+    const dir = await open(this.dir, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+    this.segments.push(segment);
+    this.activeBytes = 0;
+    this.onSegmentClosed(closedLastSeq);
+  }
+
+  private fail(cause: unknown, waiting: Waiter[]): void {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    this.failure = new Error(`writing the operation log failed (${reason}); the store refuses writes until it is reopened`, { cause });
+    for (const waiter of [...waiting, ...this.queue, ...this.rollWaiters]) waiter.reject(this.failure);
+    this.queue = [];
+    this.rollWaiters = [];
+  }
+}
+
+function truncateDurably(file: string, length: number): void {
+  const fd = openSync(file, 'r+');
+  try {
+    ftruncateSync(fd, length);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,119 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../../ports/logger';
+import type { OperationLog } from './operation-log';
+import type { SnapshotWorkerData, SnapshotWorkerReply, SnapshotWorkerRequest } from './snapshot-worker';
+
+/**
+ * Main-thread side of snapshots. The snapshot worker holds a replica fed with every durable log
+ * record; when a log segment closes (or on request) it writes a snapshot, and the segments the
+ * snapshot covers are deleted. The worker starts with the first snapshot, so a store whose log
+ * never fills a segment never pays for a replica.
+ */
+export class Snapshotter {
+  private worker: Worker | undefined;
+  private reply: { resolve(seq: number): void; reject(error: Error): void } | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | undefined;
+  private stopping = false;
+
+  constructor(
+    private readonly options: { dir: string; wasmPath: string; logger: Logger },
+    private readonly log: OperationLog,
+    /** Sequence number of the last record in the snapshot on disk (0: none). */
+    private snapshotSeq: number,
+  ) {
+    log.onDurable = (records) => {
+      const request: SnapshotWorkerRequest = { type: 'records', records };
+      this.worker?.postMessage(request);
+    };
+    log.onSegmentClosed = () => {
+      this.snapshot().catch((error: unknown) => {
+        options.logger.error({ error: String(error) }, 'snapshot failed; the operation log keeps every record meanwhile');
+      });
+    };
+  }
+
+  /** Whether a replica is up (a snapshot then costs no log replay). */
+  get replicaRunning(): boolean {
+    return this.worker !== undefined;
+  }
+
+  get lastSnapshotSeq(): number {
+    return this.snapshotSeq;
+  }
+
+  /**
+   * Snapshots everything durable when it starts, then deletes the segments it covers. A request
+   * made while one is waiting to start joins that one.
+   */
+  snapshot(): Promise<void> {
+    if (!this.queued) {
+      const queued = this.running
+        .catch(() => {})
+        .then(() => {
+          this.queued = undefined;
+          return this.takeSnapshot();
+        });
+      this.queued = queued;
+      this.running = queued;
+    }
+    return this.queued;
+  }
+
+  /** Waits for a snapshot in progress and stops the worker. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.running.catch(() => {});
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+
+  private async takeSnapshot(): Promise<void> {
+    if (this.stopping || this.log.durableSeq <= this.snapshotSeq) return;
+    const worker = this.startedWorker();
+    // Held while a snapshot is in flight, so the process does not exit halfway through one.
+    worker.ref();
+    const seq = await new Promise<number>((resolve, reject) => {
+      this.reply = { resolve, reject };
+      const request: SnapshotWorkerRequest = { type: 'snapshot' };
+      worker.postMessage(request);
+    }).finally(() => worker.unref());
+    this.snapshotSeq = seq;
+    await this.log.removeSegmentsCoveredBy(seq);
+  }
+
+  private startedWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = spawnSnapshotWorker({ dir: this.options.dir, wasmPath: this.options.wasmPath, untilSeq: this.log.durableSeq });
+    // A host that forgets close() should still be able to exit.
+    worker.unref();
+    worker.on('message', (message: SnapshotWorkerReply) => {
+      this.reply?.resolve(message.seq);
+      this.reply = undefined;
+    });
+    worker.on('error', (error) => this.workerGone(worker, error));
+    worker.on('exit', (code) => this.workerGone(worker, new Error(`snapshot worker exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private workerGone(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    // The next snapshot starts a new worker, which rebuilds its replica from the files.
+    this.worker = undefined;
+    this.reply?.reject(error);
+    this.reply = undefined;
+    if (!this.stopping) this.options.logger.error({ error: error.message }, 'snapshot worker stopped');
+  }
+}
+
+/** The bundled worker next to this bundle (esbuild.mjs builds it), else the TypeScript source through tsx. */
+function spawnSnapshotWorker(workerData: SnapshotWorkerData): Worker {
+  const bundled = path.join(__dirname, 'sqljs-snapshot-worker.js');
+  if (existsSync(bundled)) return new Worker(bundled, { workerData });
+  const source = path.join(__dirname, 'snapshot-worker.ts');
+  const loader = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(source)});`;
+  return new Worker(loader, { eval: true, workerData });
+}

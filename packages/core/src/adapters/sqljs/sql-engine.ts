@@ -1,0 +1,146 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import initSqlJs from 'sql.js';
+
+/** A value bound to a statement. Logged statements carry only these, so replay is exact. */
+export type SqlParam = string | number | null;
+
+/** One executed statement as it goes into the operation log: SQL text and its parameters. */
+export type LoggedStatement = [sql: string, params: SqlParam[]];
+
+/** Statements kept prepared; the hot ones (insert, update, get per collection) stay in. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Where `sql-wasm.wasm` is: next to the bundle (esbuild.mjs copies it there), else in the sql.js
+ * package when running from source.
+ */
+export function locateSqlWasm(): string {
+  const bundled = path.join(__dirname, 'sql-wasm.wasm');
+  return existsSync(bundled) ? bundled : require.resolve('sql.js/dist/sql-wasm.wasm');
+}
+
+const modules = new Map<string, Promise<initSqlJs.SqlJsStatic>>();
+
+function loadSqlJs(wasmPath: string): Promise<initSqlJs.SqlJsStatic> {
+  let module = modules.get(wasmPath);
+  if (!module) {
+    module = initSqlJs({ locateFile: () => wasmPath });
+    modules.set(wasmPath, module);
+  }
+  return module;
+}
+
+/**
+ * One sql.js database with a cache of prepared statements. The main thread and the snapshot
+ * worker both drive it, so the same logged statements produce the same state in each.
+ */
+export class SqlEngine {
+  private readonly statements = new Map<string, initSqlJs.Statement>();
+
+  private constructor(private readonly db: initSqlJs.Database) {
+    this.configure();
+  }
+
+  static async open(wasmPath: string, image?: Uint8Array): Promise<SqlEngine> {
+    const sql = await loadSqlJs(wasmPath);
+    return new SqlEngine(new sql.Database(image));
+  }
+
+  /** Runs one statement; answers how many rows it changed. */
+  run(sql: string, params: SqlParam[] = []): number {
+    const statement = this.prepared(sql);
+    try {
+      statement.bind(params);
+      while (statement.step());
+    } finally {
+      statement.reset();
+    }
+    return this.db.getRowsModified();
+  }
+
+  /** Every row of a query, as arrays of column values. */
+  all(sql: string, params: SqlParam[] = []): initSqlJs.SqlValue[][] {
+    const statement = this.prepared(sql);
+    const rows: initSqlJs.SqlValue[][] = [];
+    try {
+      statement.bind(params);
+      while (statement.step()) rows.push(statement.get());
+    } finally {
+      statement.reset();
+    }
+    return rows;
+  }
+
+  /** Runs `body` in one transaction: all of its statements apply, or (when it throws) none. */
+  transaction<T>(body: () => T): T {
+    this.run('BEGIN');
+    try {
+      const result = body();
+      this.run('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        this.run('ROLLBACK');
+      } catch {
+        // Some failures (e.g. out of memory) end the transaction themselves: nothing to undo.
+      }
+      throw error;
+    }
+  }
+
+  /** Applies operation-log records (JSON arrays of logged statements) in one transaction. */
+  applyRecords(payloads: readonly string[]): void {
+    if (payloads.length === 0) return;
+    this.transaction(() => {
+      for (const payload of payloads) {
+        for (const [sql, params] of JSON.parse(payload) as LoggedStatement[]) this.run(sql, params);
+      }
+    });
+  }
+
+  /** Size of the database image in bytes. */
+  byteSize(): number {
+    const [[pages]] = this.all('PRAGMA page_count') as [[number]];
+    const [[pageSize]] = this.all('PRAGMA page_size') as [[number]];
+    return pages * pageSize;
+  }
+
+  /** The database image. Blocks for as long as copying it takes: call it off the main thread. */
+  export(): Uint8Array {
+    // sql.js closes and reopens the database to export it, which frees every prepared statement.
+    this.statements.clear();
+    const image = this.db.export();
+    this.configure();
+    return image;
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+
+  private configure(): void {
+    // The image lives in memory and durability comes from the operation log, not from SQLite.
+    this.db.run('PRAGMA journal_mode = MEMORY');
+    this.db.run('PRAGMA synchronous = OFF');
+    this.db.run('PRAGMA temp_store = MEMORY');
+  }
+
+  private prepared(sql: string): initSqlJs.Statement {
+    let statement = this.statements.get(sql);
+    if (statement) {
+      // Re-insert: the map's order is the eviction order (least recently used first).
+      this.statements.delete(sql);
+    } else {
+      statement = this.db.prepare(sql);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+        const [oldestSql, oldest] = this.statements.entries().next().value as [string, initSqlJs.Statement];
+        this.statements.delete(oldestSql);
+        oldest.free();
+      }
+    }
+    this.statements.set(sql, statement);
+    return statement;
+  }
+}

@@ -1,0 +1,198 @@
+import type { Condition, Doc, FieldType, MigrationStep, Query, Where } from '../../ports/database';
+import type { LoggedStatement, SqlEngine, SqlParam } from './sql-engine';
+
+/**
+ * How documents map onto SQLite: one table per collection with `id TEXT PRIMARY KEY`, the whole
+ * document as JSON in `_doc`, and one indexed column per declared field (a copy of the document's
+ * value, kept for queries). Applied migration ids are rows of `_migrations`.
+ */
+export const CREATE_MIGRATIONS_TABLE =
+  'CREATE TABLE IF NOT EXISTS "_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)';
+export const SELECT_MIGRATION_IDS = 'SELECT "id" FROM "_migrations"';
+export const INSERT_MIGRATION = 'INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)';
+
+/** Collection and field names become identifiers; anything else is refused rather than escaped. */
+const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/** Declared column type of each field type; read back to know how to bind a field's values. */
+const COLUMN_TYPES: Record<FieldType, string> = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  real: 'REAL',
+  boolean: 'BOOLEAN',
+  json: 'JSON_TEXT',
+};
+const FIELD_TYPES = new Map(Object.entries(COLUMN_TYPES).map(([field, column]) => [column, field as FieldType]));
+
+export class CollectionSchema {
+  readonly insertSql: string;
+  readonly updateSql: string;
+  readonly deleteSql: string;
+  readonly getSql: string;
+  private readonly table: string;
+
+  constructor(
+    readonly name: string,
+    /** Declared fields other than `id`, in column order. */
+    readonly fields: ReadonlyMap<string, FieldType>,
+  ) {
+    this.table = quote(name);
+    const columns = ['id', '_doc', ...fields.keys()].map(quote);
+    this.insertSql = `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT ("id") DO NOTHING`;
+    const assignments = ['_doc', ...fields.keys()].map((column) => `${quote(column)} = ?`);
+    this.updateSql = `UPDATE ${this.table} SET ${assignments.join(', ')} WHERE "id" = ?`;
+    this.deleteSql = `DELETE FROM ${this.table} WHERE "id" = ?`;
+    this.getSql = `SELECT "_doc" FROM ${this.table} WHERE "id" = ?`;
+  }
+
+  /** `_doc` and the declared fields' values of `doc`, in column order. */
+  rowValues(doc: Doc): SqlParam[] {
+    const values: SqlParam[] = [JSON.stringify(doc)];
+    for (const [field, type] of this.fields) values.push(fieldValue(type, doc[field]));
+    return values;
+  }
+
+  /** SQL conditions for `where` (empty when there are none), appending their parameters. */
+  conditions(where: Where | undefined, params: SqlParam[]): string[] {
+    if (!where) return [];
+    return Object.entries(where).map(([field, condition]) => this.condition(this.column(field), condition, params));
+  }
+
+  selectSql(query: Query | undefined, params: SqlParam[]): string {
+    const conditions = this.conditions(query?.where, params);
+    const order = [...(query?.orderBy ?? []), { field: 'id', direction: 'asc' as const }]
+      .map(({ field, direction }) => `${this.column(field)} ${direction === 'desc' ? 'DESC' : 'ASC'}`)
+      .join(', ');
+    let sql = `SELECT "_doc" FROM ${this.table}${whereSql(conditions)} ORDER BY ${order}`;
+    if (query?.limit !== undefined || query?.offset !== undefined) {
+      sql += ' LIMIT ? OFFSET ?';
+      params.push(query.limit ?? -1, query.offset ?? 0);
+    }
+    return sql;
+  }
+
+  countSql(where: Where | undefined, params: SqlParam[]): string {
+    return `SELECT count(*) FROM ${this.table}${whereSql(this.conditions(where, params))}`;
+  }
+
+  private column(field: string): string {
+    if (field !== 'id' && !this.fields.has(field)) {
+      throw new Error(`${field} is not a declared field of ${this.name}: declare it in a migration to query, order or expect on it`);
+    }
+    return quote(field);
+  }
+
+  private condition(column: string, condition: Condition, params: SqlParam[]): string {
+    if (condition === null) return `${column} IS NULL`;
+    if (typeof condition !== 'object') {
+      params.push(conditionValue(condition));
+      return `${column} = ?`;
+    }
+    if ('in' in condition) {
+      if (condition.in.length === 0) return '0';
+      params.push(...condition.in.map(conditionValue));
+      return `${column} IN (${condition.in.map(() => '?').join(', ')})`;
+    }
+    if ('hasAll' in condition) {
+      params.push(...condition.hasAll);
+      const members = condition.hasAll.map(() => ` AND EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ?)`);
+      return `(json_type(${column}) = 'array'${members.join('')})`;
+    }
+    if ('ne' in condition) {
+      if (condition.ne === null) return `${column} IS NOT NULL`;
+      params.push(conditionValue(condition.ne));
+      return `${column} IS NOT ?`;
+    }
+    const [operator, value] =
+      'lt' in condition ? ['<', condition.lt]
+      : 'lte' in condition ? ['<=', condition.lte]
+      : 'gt' in condition ? ['>', condition.gt]
+      : ['>=', condition.gte];
+    params.push(conditionValue(value));
+    return `${column} ${operator} ?`;
+  }
+}
+
+/** The collections in the database, read from its tables. */
+export function loadSchema(engine: SqlEngine): Map<string, CollectionSchema> {
+  const schema = new Map<string, CollectionSchema>();
+  const tables = engine.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_%' ESCAPE '\\'`);
+  for (const [table] of tables as [string][]) {
+    const fields = new Map<string, FieldType>();
+    for (const [, column, declared] of engine.all(`PRAGMA table_info(${quote(table)})`) as [number, string, string][]) {
+      const type = FIELD_TYPES.get(declared);
+      if (type && column !== 'id' && column !== '_doc') fields.set(column, type);
+    }
+    schema.set(table, new CollectionSchema(table, fields));
+  }
+  return schema;
+}
+
+/**
+ * The statements that carry out one migration step on the current schema. Steps that are already
+ * in place (a collection or field that exists) need none. Only parameters vary, never the clock or
+ * randomness, so replaying them gives the same result.
+ */
+export function stepStatements(step: MigrationStep, schema: ReadonlyMap<string, CollectionSchema>): LoggedStatement[] {
+  if ('createCollection' in step) {
+    const name = checkedName('collection', step.createCollection);
+    if (schema.has(name)) return [];
+    const fields = Object.entries(step.fields).filter(([field]) => field !== 'id');
+    const columns = fields.map(([field, type]) => `, ${quote(checkedName('field', field))} ${COLUMN_TYPES[type]}`);
+    return [
+      [`CREATE TABLE ${quote(name)} ("id" TEXT PRIMARY KEY NOT NULL, "_doc" TEXT NOT NULL${columns.join('')})`, []],
+      ...fields.flatMap(([field, type]) => indexStatements(name, field, type)),
+    ];
+  }
+  const { collection, field, type } = step.addField;
+  const existing = schema.get(collection);
+  if (!existing) throw new Error(`addField ${field}: collection ${collection} does not exist`);
+  if (field === 'id' || existing.fields.has(field)) return [];
+  const column = quote(checkedName('field', field));
+  const path = `'$.${field}'`;
+  // Same values the write path stores: JSON text for json fields, scalars as they are.
+  const backfill =
+    type === 'json'
+      ? `CASE WHEN json_type("_doc", ${path}) IS NULL OR json_type("_doc", ${path}) = 'null' THEN NULL ELSE json_quote(json_extract("_doc", ${path})) END`
+      : `json_extract("_doc", ${path})`;
+  return [
+    [`ALTER TABLE ${quote(collection)} ADD COLUMN ${column} ${COLUMN_TYPES[type]}`, []],
+    [`UPDATE ${quote(collection)} SET ${column} = ${backfill}`, []],
+    ...indexStatements(collection, field, type),
+  ];
+}
+
+function indexStatements(collection: string, field: string, type: FieldType): LoggedStatement[] {
+  // json fields are matched through json_each, which an index on the column does not serve.
+  if (type === 'json') return [];
+  return [[`CREATE INDEX ${quote(`${collection}__${field}`)} ON ${quote(collection)} (${quote(field)})`, []]];
+}
+
+function checkedName(kind: string, name: string): string {
+  if (!NAME_PATTERN.test(name) || name.startsWith('sqlite_')) {
+    throw new Error(`${kind} name ${JSON.stringify(name)} must be letters, digits and underscores, starting with a letter`);
+  }
+  return name;
+}
+
+function quote(identifier: string): string {
+  return `"${identifier}"`;
+}
+
+function whereSql(conditions: string[]): string {
+  return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
+}
+
+/** A document's value as stored in its field's column; agrees with the addField backfill. */
+function fieldValue(type: FieldType, value: unknown): SqlParam {
+  if (value === undefined || value === null) return null;
+  if (type === 'json' || typeof value === 'object') return JSON.stringify(value);
+  return conditionValue(value as string | number | boolean);
+}
+
+function conditionValue(value: string | number | boolean): SqlParam {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  // JSON (the document and the log) has no NaN or Infinity: they are stored as null there too.
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  return value;
+}

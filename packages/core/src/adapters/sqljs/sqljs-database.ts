@@ -1,0 +1,253 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  type Database,
+  type Doc,
+  DuplicateIdError,
+  type Migration,
+  type Query,
+  type Where,
+  type WriteOp,
+  WriteConflictError,
+} from '../../ports/database';
+import type { Logger } from '../../ports/logger';
+import { OperationLog } from './operation-log';
+import { readSnapshot, removeSnapshotTemp } from './snapshot-file';
+import { Snapshotter } from './snapshotter';
+import { locateSqlWasm, type LoggedStatement, SqlEngine, type SqlParam } from './sql-engine';
+import {
+  type CollectionSchema,
+  CREATE_MIGRATIONS_TABLE,
+  INSERT_MIGRATION,
+  loadSchema,
+  SELECT_MIGRATION_IDS,
+  stepStatements,
+} from './sql-schema';
+
+export interface SqlJsDatabaseOptions {
+  /** Folder of the store's files (snapshot, log segments, lock); created when missing. */
+  dir: string;
+  logger?: Logger;
+  /** A log segment is closed, and a snapshot taken, once it holds this many bytes. */
+  segmentBytes?: number;
+  /** close() writes a final snapshot when a replica is up and the database is at most this big. */
+  closeSnapshotMaxBytes?: number;
+}
+
+const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
+const DEFAULT_CLOSE_SNAPSHOT_MAX_BYTES = 64 * 1024 * 1024;
+
+const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+/**
+ * The embedded store: sql.js in memory, made durable by an operation log.
+ *
+ * A write runs synchronously in one SQLite transaction (so no reader sees part of it), then its
+ * statements go to the log as one checksummed record; it resolves once that record is fsync'd,
+ * sharing the fsync with every write that arrived meanwhile. A worker thread keeps a replica fed
+ * with the same records and periodically writes it out as the snapshot, after which the covered
+ * log segments are deleted. Opening loads the snapshot and replays the log after it.
+ */
+export class SqlJsDatabase implements Database {
+  private schema: Map<string, CollectionSchema>;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly engine: SqlEngine,
+    private readonly log: OperationLog,
+    private readonly snapshotter: Snapshotter,
+    private readonly logger: Logger,
+    private readonly closeSnapshotMaxBytes: number,
+    private readonly releaseLock: () => void,
+  ) {
+    this.schema = loadSchema(engine);
+  }
+
+  async migrate(migrations: readonly Migration[]): Promise<void> {
+    this.assertWritable();
+    const applied = new Set(this.engine.all(SELECT_MIGRATION_IDS).map(([id]) => id as string));
+    const durable: Promise<void>[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.id)) continue;
+      const statements: LoggedStatement[] = [];
+      const execute = ([sql, params]: LoggedStatement): void => {
+        this.engine.run(sql, params);
+        statements.push([sql, params]);
+      };
+      try {
+        this.engine.transaction(() => {
+          for (const step of migration.steps) {
+            stepStatements(step, this.schema).forEach(execute);
+            this.schema = loadSchema(this.engine);
+          }
+          execute([INSERT_MIGRATION, [migration.id, new Date().toISOString()]]);
+        });
+      } catch (error) {
+        this.schema = loadSchema(this.engine);
+        throw new Error(`migration ${migration.id} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      applied.add(migration.id);
+      durable.push(this.log.append(JSON.stringify(statements)));
+    }
+    await Promise.all(durable);
+  }
+
+  async get(collection: string, id: string): Promise<Doc | undefined> {
+    const [row] = this.engine.all(this.collection(collection).getSql, [id]);
+    return row === undefined ? undefined : (JSON.parse(row[0] as string) as Doc);
+  }
+
+  async find(collection: string, query?: Query): Promise<Doc[]> {
+    const params: SqlParam[] = [];
+    const sql = this.collection(collection).selectSql(query, params);
+    return this.engine.all(sql, params).map(([doc]) => JSON.parse(doc as string) as Doc);
+  }
+
+  async count(collection: string, where?: Where): Promise<number> {
+    const params: SqlParam[] = [];
+    const sql = this.collection(collection).countSql(where, params);
+    return this.engine.all(sql, params)[0]![0] as number;
+  }
+
+  async write(ops: readonly WriteOp[]): Promise<void> {
+    this.assertWritable();
+    if (ops.length === 0) return;
+    // A single statement is atomic by itself; a batch needs the transaction.
+    const statements = ops.length === 1 ? [this.apply(ops[0]!)] : this.engine.transaction(() => ops.map((op) => this.apply(op)));
+    await this.log.append(JSON.stringify(statements));
+  }
+
+  /** Closes the current log segment and snapshots everything written so far (tests, benchmarks, backups). */
+  async snapshot(): Promise<void> {
+    this.assertWritable();
+    await this.log.roll();
+    await this.snapshotter.snapshot();
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.log.flush();
+      if (
+        this.snapshotter.replicaRunning &&
+        !this.log.error &&
+        this.log.durableSeq > this.snapshotter.lastSnapshotSeq &&
+        this.engine.byteSize() <= this.closeSnapshotMaxBytes
+      ) {
+        try {
+          await this.log.roll();
+          await this.snapshotter.snapshot();
+        } catch (error) {
+          this.logger.warn({ error: String(error) }, 'final snapshot failed; the next open replays the log instead');
+        }
+      }
+      await this.snapshotter.stop();
+      await this.log.close();
+      this.engine.close();
+      this.releaseLock();
+    })();
+    return this.closing;
+  }
+
+  /** Runs one op; throws (leaving the caller's transaction to roll back) when it cannot apply. */
+  private apply(op: WriteOp): LoggedStatement {
+    const schema = this.collection(op.collection);
+    const params: SqlParam[] = [];
+    let sql: string;
+    if (op.op === 'insert') {
+      params.push(op.doc.id, ...schema.rowValues(op.doc));
+      sql = schema.insertSql;
+    } else {
+      const id = op.op === 'replace' ? op.doc.id : op.id;
+      if (op.op === 'replace') params.push(...schema.rowValues(op.doc));
+      params.push(id);
+      sql = [op.op === 'replace' ? schema.updateSql : schema.deleteSql, ...schema.conditions(op.expect, params)].join(' AND ');
+    }
+    if (this.engine.run(sql, params) === 0) {
+      if (op.op === 'insert') throw new DuplicateIdError(op.collection, op.doc.id);
+      throw new WriteConflictError(op.collection, op.op === 'replace' ? op.doc.id : op.id);
+    }
+    return [sql, params];
+  }
+
+  private collection(name: string): CollectionSchema {
+    if (this.closing) throw new Error('the store is closed');
+    const schema = this.schema.get(name);
+    if (!schema) throw new Error(`unknown collection ${name}: no migration creates it`);
+    return schema;
+  }
+
+  private assertWritable(): void {
+    if (this.closing) throw new Error('the store is closed');
+    if (this.log.error) throw this.log.error;
+  }
+}
+
+/**
+ * Opens (or creates) the store in `options.dir`: loads the snapshot, replays the log after it,
+ * cutting off a torn tail, and takes the directory's lock.
+ */
+export async function openSqlJsDatabase(options: SqlJsDatabaseOptions): Promise<SqlJsDatabase> {
+  const dir = path.resolve(options.dir);
+  const logger = options.logger ?? silentLogger;
+  mkdirSync(dir, { recursive: true });
+  const releaseLock = lockStore(dir);
+  let engine: SqlEngine | undefined;
+  try {
+    removeSnapshotTemp(dir);
+    const snapshot = readSnapshot(dir);
+    const wasmPath = locateSqlWasm();
+    const opened = await SqlEngine.open(wasmPath, snapshot?.image);
+    engine = opened;
+    opened.run(CREATE_MIGRATIONS_TABLE);
+    const snapshotSeq = snapshot?.seq ?? 0;
+    const { log, replayed } = await OperationLog.open({
+      dir,
+      snapshotSeq,
+      segmentBytes: options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
+      logger,
+      apply: (payloads) => opened.applyRecords(payloads),
+    });
+    logger.info({ dir, snapshotSeq, replayed }, 'opened the sql.js store');
+    const snapshotter = new Snapshotter({ dir, wasmPath, logger }, log, snapshotSeq);
+    const closeSnapshotMaxBytes = options.closeSnapshotMaxBytes ?? DEFAULT_CLOSE_SNAPSHOT_MAX_BYTES;
+    return new SqlJsDatabase(opened, log, snapshotter, logger, closeSnapshotMaxBytes, releaseLock);
+  } catch (error) {
+    engine?.close();
+    releaseLock();
+    throw error;
+  }
+}
+
+const openStores = new Set<string>();
+
+/**
+ * One process at a time owns a store: a second writer would interleave its log with ours. The
+ * lock file names the owner's pid; a lock left by a process that is gone (kill -9) is taken over.
+ */
+function lockStore(dir: string): () => void {
+  if (openStores.has(dir)) throw new Error(`the store in ${dir} is already open in this process`);
+  const lockFile = path.join(dir, 'LOCK');
+  try {
+    writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const holder = Number(readFileSync(lockFile, 'utf8'));
+    if (holder !== process.pid && processExists(holder)) throw new Error(`the store in ${dir} is open in process ${holder}`);
+    writeFileSync(lockFile, String(process.pid));
+  }
+  openStores.add(dir);
+  return () => {
+    openStores.delete(dir);
+    rmSync(lockFile, { force: true });
+  };
+}
+
+function processExists(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
