@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRunloom, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
+import { ContainerModule } from 'inversify';
+import { createRunloom, PasswordHasher, ScryptPasswordHasher, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
 
 export interface TestRunloom {
   /** The running instance; a new object after `restart()`. */
@@ -20,12 +21,20 @@ export interface TestRunloom {
 export const TEST_ORIGIN = 'http://runloom.test';
 
 /**
- * A Runloom on a fresh temp data dir, for tests. Tokens are cached per account until shortly
+ * Real scrypt at a low cost: each client and token costs a hash, and at the production cost
+ * (pinned in scrypt-password-hasher.test.ts) that would dominate every test file's time.
+ */
+const fastHasherModule = new ContainerModule(({ rebind }) => {
+  rebind(PasswordHasher).toConstantValue(new ScryptPasswordHasher({ logN: 10, r: 8, p: 1 }));
+});
+
+/**
+ * A Runloom on a fresh temp data dir (`options.dataDir` is ignored), for tests. Tokens are cached per account until shortly
  * before they expire, so tests pay for client creation and token signing once per account.
  */
 export async function startTestRunloom(options: CreateRunloomOptions = {}): Promise<TestRunloom> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
-  const start = (): Promise<Runloom> => createRunloom({ ...options, dataDir });
+  const start = (): Promise<Runloom> => createRunloom({ ...options, dataDir, modules: [fastHasherModule, ...(options.modules ?? [])] });
   let runloom: Runloom;
   try {
     runloom = await start();
