@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ContainerModule } from 'inversify';
 import { RunloomConfig } from '../config';
 import { Metrics, MetricsRegistry } from '../domain/ops/metrics';
@@ -10,13 +11,13 @@ import { IdGenerator } from '../ports/id-generator';
 import { Logger } from '../ports/logger';
 import { PasswordHasher } from '../ports/password-hasher';
 import { SecretBox } from '../ports/secret-box';
-import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { SilentLogger } from './node/pino-logger';
 import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
 import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
+import { openSqlJsDatabase } from './sqljs/sqljs-database';
 
 /**
  * Default adapters of every port. A host replaces any of them by passing a module to
@@ -28,7 +29,9 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(Logger).toConstantValue(new SilentLogger());
   bind(Metrics).toConstantValue(new MetricsRegistry());
   bind(PasswordHasher).toConstantValue(new ScryptPasswordHasher());
-  bind(Database).toConstantValue(new MemoryDatabase());
+  bind(Database)
+    .toResolvedValue((config: RunloomConfig, logger: Logger) => openDatabase(config, logger), [RunloomConfig, Logger])
+    .inSingletonScope();
   bind(Migrations).toConstantValue(platformMigrations);
   bind(SecretBox)
     .toResolvedValue((config: RunloomConfig) => AesGcmSecretBox.fromConfig(config), [RunloomConfig])
@@ -37,3 +40,14 @@ export const platformModule = new ContainerModule(({ bind }) => {
     .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
     .inSingletonScope();
 });
+
+/**
+ * The store: the durable sql.js files in `<dataDir>/db` unless `databaseUrl` selects another one.
+ * Refuses a URL it has no adapter for rather than quietly keeping records somewhere else.
+ */
+function openDatabase(config: RunloomConfig, logger: Logger): Promise<Database> {
+  if (config.databaseUrl !== undefined) {
+    throw new Error(`databaseUrl is set, but this build has no adapter for it; leave it unset to use the embedded store in ${config.dataDir}`);
+  }
+  return openSqlJsDatabase({ dir: path.join(config.dataDir, 'db'), logger });
+}

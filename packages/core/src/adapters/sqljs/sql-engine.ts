@@ -122,6 +122,9 @@ export class SqlEngine {
 
   private configure(): void {
     // The image lives in memory and durability comes from the operation log, not from SQLite.
+    // Exclusive locking keeps the page cache valid across transactions (no header re-read and
+    // re-lock per commit): it makes a small write about five times cheaper.
+    this.db.run('PRAGMA locking_mode = EXCLUSIVE');
     this.db.run('PRAGMA journal_mode = MEMORY');
     this.db.run('PRAGMA synchronous = OFF');
     this.db.run('PRAGMA temp_store = MEMORY');
