@@ -175,9 +175,12 @@ describe('auth', () => {
       if (reason) assert.match(body.error, reason);
     }
 
-    it('serves a protected route to a valid token', async () => {
-      const response = await harness.request('/metrics');
-      assert.equal(response.status, 200);
+    it('serves a protected route to a valid token, the scheme name in any case', async () => {
+      assert.equal((await harness.request('/metrics')).status, 200);
+      const token = await harness.token();
+      for (const authorization of [`bearer ${token}`, `BEARER  ${token}`]) {
+        assert.equal((await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization } }))).status, 200);
+      }
     });
 
     it('refuses missing, wrong-scheme, empty and malformed credentials', async () => {
