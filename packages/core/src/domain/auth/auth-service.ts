@@ -126,7 +126,7 @@ export class AuthServiceImpl implements AuthService {
   async issueToken(request: TokenRequest): Promise<TokenResponse> {
     if (!request.grant_type) throw new OAuthError('invalid_request', 'grant_type is required; use client_credentials');
     if (request.grant_type !== 'client_credentials') {
-      throw new OAuthError('unsupported_grant_type', `grant_type '${request.grant_type}' is not supported; use client_credentials`);
+      throw new OAuthError('unsupported_grant_type', 'only grant_type client_credentials is supported');
     }
     const { client_id: clientId, client_secret: secret } = request;
     if (!clientId || !secret) {
