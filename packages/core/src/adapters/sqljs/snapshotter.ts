@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../ports/logger';
@@ -114,6 +115,7 @@ function spawnSnapshotWorker(workerData: SnapshotWorkerData): Worker {
   const bundled = path.join(__dirname, 'sqljs-snapshot-worker.js');
   if (existsSync(bundled)) return new Worker(bundled, { workerData });
   const source = path.join(__dirname, 'snapshot-worker.ts');
-  const loader = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(source)});`;
+  const tsx = createRequire(__filename).resolve('tsx/cjs');
+  const loader = `require(${JSON.stringify(tsx)}); require(${JSON.stringify(source)});`;
   return new Worker(loader, { eval: true, workerData });
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import initSqlJs from 'sql.js';
 
@@ -17,7 +18,8 @@ const STATEMENT_CACHE_SIZE = 256;
  */
 export function locateSqlWasm(): string {
   const bundled = path.join(__dirname, 'sql-wasm.wasm');
-  return existsSync(bundled) ? bundled : require.resolve('sql.js/dist/sql-wasm.wasm');
+  // Resolved at run time (createRequire keeps bundlers from trying to inline a .wasm path).
+  return existsSync(bundled) ? bundled : createRequire(__filename).resolve('sql.js/dist/sql-wasm.wasm');
 }
 
 const modules = new Map<string, Promise<initSqlJs.SqlJsStatic>>();
@@ -37,6 +39,8 @@ function loadSqlJs(wasmPath: string): Promise<initSqlJs.SqlJsStatic> {
  */
 export class SqlEngine {
   private readonly statements = new Map<string, initSqlJs.Statement>();
+  /** Whether writes of this event-loop turn hold an open transaction (see `write`). */
+  private turnTransaction = false;
 
   private constructor(private readonly db: initSqlJs.Database) {
     this.configure();
@@ -72,8 +76,36 @@ export class SqlEngine {
     return rows;
   }
 
-  /** Runs `body` in one transaction: all of its statements apply, or (when it throws) none. */
+  /**
+   * Runs `body`, one write, atomically: all of its statements apply or (when it throws) none.
+   * Writes share one transaction until the end of the event-loop turn, because a commit copies
+   * every page it dirtied into the image and that copy, once per write, was half of a write's
+   * cost. The transaction is no durability boundary (the log is), and every reader uses this
+   * connection, so it sees each write whole as soon as `body` returns.
+   */
+  write<T>(body: () => T, singleStatement: boolean): T {
+    if (!this.turnTransaction) {
+      this.run('BEGIN');
+      this.turnTransaction = true;
+      setImmediate(() => this.commitTurn());
+    }
+    // A single statement is atomic by itself; a batch of them needs a savepoint to undo.
+    if (singleStatement) return body();
+    this.run('SAVEPOINT write');
+    try {
+      const result = body();
+      this.run('RELEASE write');
+      return result;
+    } catch (error) {
+      this.run('ROLLBACK TO write');
+      this.run('RELEASE write');
+      throw error;
+    }
+  }
+
+  /** Runs `body` in a transaction of its own: all of its statements apply, or (when it throws) none. */
   transaction<T>(body: () => T): T {
+    this.commitTurn();
     this.run('BEGIN');
     try {
       const result = body();
@@ -108,6 +140,7 @@ export class SqlEngine {
 
   /** The database image. Blocks for as long as copying it takes: call it off the main thread. */
   export(): Uint8Array {
+    this.commitTurn();
     // sql.js closes and reopens the database to export it, which frees every prepared statement.
     this.statements.clear();
     const image = this.db.export();
@@ -116,8 +149,15 @@ export class SqlEngine {
   }
 
   close(): void {
+    this.commitTurn();
     this.statements.clear();
     this.db.close();
+  }
+
+  private commitTurn(): void {
+    if (!this.turnTransaction) return;
+    this.turnTransaction = false;
+    this.run('COMMIT');
   }
 
   private configure(): void {

@@ -112,8 +112,7 @@ export class SqlJsDatabase implements Database {
   async write(ops: readonly WriteOp[]): Promise<void> {
     this.assertWritable();
     if (ops.length === 0) return;
-    // A single statement is atomic by itself; a batch needs the transaction.
-    const statements = ops.length === 1 ? [this.apply(ops[0]!)] : this.engine.transaction(() => ops.map((op) => this.apply(op)));
+    const statements = this.engine.write(() => ops.map((op) => this.apply(op)), ops.length === 1);
     await this.log.append(JSON.stringify(statements));
   }
 
