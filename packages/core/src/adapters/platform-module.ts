@@ -8,16 +8,19 @@ import { Clock } from '../ports/clock';
 import { Database } from '../ports/database';
 import { EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
+import { JobQueue } from '../ports/job-queue';
 import { Logger } from '../ports/logger';
 import { PasswordHasher } from '../ports/password-hasher';
 import { SecretBox } from '../ports/secret-box';
+import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { SilentLogger } from './node/pino-logger';
 import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
 import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
-import { openSqlJsDatabase } from './sqljs/sqljs-database';
+import { DatabaseJobQueue, jobMigrations } from './queue/database-job-queue';
+import { openSqlJsDatabase, SqlJsDatabase } from './sqljs/sqljs-database';
 
 /**
  * Default adapters of every port. A host replaces any of them by passing a module to
@@ -38,6 +41,21 @@ export const platformModule = new ContainerModule(({ bind }) => {
     .inSingletonScope();
   bind(EventBus)
     .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
+    .inSingletonScope();
+  bind(Migrations).toConstantValue(jobMigrations);
+  bind(JobQueue)
+    .toResolvedValue(
+      (database: Database, clock: Clock, ids: IdGenerator, logger: Logger) =>
+        new DatabaseJobQueue({
+          database,
+          clock,
+          ids,
+          logger,
+          // Only the in-process stores are known to be this process's alone (sql.js holds a lock).
+          exclusiveDatabase: database instanceof SqlJsDatabase || database instanceof MemoryDatabase,
+        }),
+      [Database, Clock, IdGenerator, Logger],
+    )
     .inSingletonScope();
 });
 

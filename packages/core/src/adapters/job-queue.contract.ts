@@ -1,0 +1,388 @@
+import assert from 'node:assert/strict';
+import type { JobContext, JobQueue } from '../ports/job-queue';
+
+/** What a `JobQueue` adapter's contract run needs. */
+export interface JobQueueTestBed {
+  /**
+   * A started queue. Queues of one test bed share their store, like servers sharing a database.
+   * Defaults for the suite: a 50 ms poll interval and a 5 s lease.
+   */
+  createQueue(options?: { leaseMs?: number; pollIntervalMs?: number }): Promise<JobQueue>;
+  /** Cuts `queue` off from the store as if its process died: it renews no lease and records nothing. */
+  crash(queue: JobQueue): void;
+  /** Stops every queue and removes the store. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * The one contract every `JobQueue` adapter passes: each guarantee of `ports/job-queue.ts`, checked
+ * through the port alone, with several instances sharing one store where it matters.
+ */
+export function describeJobQueueContract(name: string, createTestBed: () => Promise<JobQueueTestBed>): void {
+  describe(`JobQueue contract: ${name}`, function () {
+    this.timeout(30_000);
+    let bed: JobQueueTestBed;
+    beforeEach(async () => {
+      bed = await createTestBed();
+    });
+    afterEach(async () => {
+      await bed.cleanup();
+    });
+
+    it('runs an enqueued job once with its JSON payload, then the queue is empty', async () => {
+      const queue = await bed.createQueue();
+      const seen: { payload: unknown; context: JobContext }[] = [];
+      queue.register('greet', async (payload, context) => {
+        seen.push({ payload, context });
+      });
+      assert.equal(queue.running, true);
+      const id = await queue.enqueue('greet', { name: 'Ada', at: new Date(0), nested: [1, { deep: true }] });
+      await eventually(() => assert.equal(seen.length, 1));
+      assert.deepEqual(seen[0]!.payload, { name: 'Ada', at: '1970-01-01T00:00:00.000Z', nested: [1, { deep: true }] });
+      assert.equal(seen[0]!.context.jobId, id);
+      assert.equal(seen[0]!.context.attempt, 1);
+      assert.equal(seen[0]!.context.signal.aborted, false);
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+      await settle(150);
+      assert.equal(seen.length, 1);
+    });
+
+    it('wakes a worker at once for a job enqueued in the same instance, without waiting for a poll', async () => {
+      const queue = await bed.createQueue({ pollIntervalMs: 10_000 });
+      const ran: number[] = [];
+      queue.register('now', async () => {
+        ran.push(Date.now());
+      });
+      // Let the start-up read of the store finish, so only the enqueue can wake the worker.
+      await settle(100);
+      const enqueuedAt = Date.now();
+      await queue.enqueue('now', null);
+      await eventually(() => assert.equal(ran.length, 1), 1000);
+      assert.ok(ran[0]! - enqueuedAt < 500, `ran ${ran[0]! - enqueuedAt} ms after enqueue`);
+    });
+
+    it('runs every job exactly once when several instances share the store', async () => {
+      const workers = await Promise.all([bed.createQueue(), bed.createQueue(), bed.createQueue()]);
+      const producer = await bed.createQueue();
+      const runs = new Map<string, number>();
+      const byWorker = workers.map(() => 0);
+      workers.forEach((queue, index) =>
+        queue.register(
+          'work',
+          async (_payload, context) => {
+            runs.set(context.jobId, (runs.get(context.jobId) ?? 0) + 1);
+            byWorker[index]! += 1;
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+          },
+          { concurrency: 4 },
+        ),
+      );
+      const enqueued = await Promise.all(
+        Array.from({ length: 240 }, (_, n) => [...workers, producer][n % 4]!.enqueue('work', { n })),
+      );
+      assert.equal(new Set(enqueued).size, 240);
+      await eventually(() => assert.equal(runs.size, 240), 20_000);
+      await eventually(async () => assert.equal(await producer.depth(), 0));
+      await settle(200);
+      assert.deepEqual([...runs.values()].filter((count) => count !== 1), [], 'no job ran twice');
+      assert.deepEqual([...runs.keys()].sort(), [...enqueued].sort());
+      assert.ok(byWorker.filter((count) => count > 0).length >= 2, `work was shared: ${byWorker.join(', ')}`);
+    });
+
+    it('retries a throwing job with doubling backoff, then succeeds', async () => {
+      const queue = await bed.createQueue();
+      const attempts: { attempt: number; at: number }[] = [];
+      queue.register('flaky', async (_payload, context) => {
+        attempts.push({ attempt: context.attempt, at: Date.now() });
+        if (context.attempt < 3) throw new Error(`attempt ${context.attempt} failed`);
+      });
+      await queue.enqueue('flaky', {}, { retry: { maxAttempts: 5, initialBackoffMs: 80, jitter: 0 } });
+      await eventually(() => assert.equal(attempts.length, 3));
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+      assert.deepEqual(attempts.map((entry) => entry.attempt), [1, 2, 3]);
+      const first = attempts[1]!.at - attempts[0]!.at;
+      const second = attempts[2]!.at - attempts[1]!.at;
+      assert.ok(first >= 75, `first backoff ${first} ms ≥ 80`);
+      assert.ok(second >= 155, `second backoff ${second} ms ≥ 160 (doubled)`);
+      await settle(200);
+      assert.equal(attempts.length, 3);
+    });
+
+    it('caps the backoff at maxBackoffMs and keeps jitter within its bounds', async () => {
+      const queue = await bed.createQueue();
+      const times: number[] = [];
+      queue.register('capped', async () => {
+        times.push(Date.now());
+        throw new Error('always');
+      });
+      await queue.enqueue('capped', {}, { retry: { maxAttempts: 4, initialBackoffMs: 60, maxBackoffMs: 100, jitter: 0.2 } });
+      await eventually(() => assert.equal(times.length, 4));
+      const gaps = times.slice(1).map((at, index) => at - times[index]!);
+      // Nominal delays 60, 100 (capped from 120), 100 (capped from 240); ±20 % jitter.
+      assert.ok(gaps[0]! >= 47, `gap ${gaps[0]}`);
+      assert.ok(gaps[1]! >= 79 && gaps[2]! >= 79, `gaps ${gaps.join(', ')}`);
+      assert.ok(gaps[2]! < 240 * 0.8, `the third delay is capped: ${gaps[2]} ms`);
+    });
+
+    it('gives up after maxAttempts; a job without a retry policy gets one attempt', async () => {
+      const queue = await bed.createQueue();
+      const attempts = new Map<string, number[]>();
+      queue.register('doomed', async (_payload, context) => {
+        attempts.set(context.jobId, [...(attempts.get(context.jobId) ?? []), context.attempt]);
+        throw new Error('nope');
+      });
+      const limited = await queue.enqueue('doomed', {}, { retry: { maxAttempts: 3, initialBackoffMs: 10, jitter: 0 } });
+      const single = await queue.enqueue('doomed', {});
+      await eventually(() => assert.deepEqual(attempts.get(limited), [1, 2, 3]));
+      await eventually(async () => assert.equal(await queue.depth(), 0), 3000);
+      await settle(200);
+      assert.deepEqual(attempts.get(limited), [1, 2, 3]);
+      assert.deepEqual(attempts.get(single), [1]);
+    });
+
+    it('offers a job again when its worker dies mid-attempt and the lease runs out', async () => {
+      const doomed = await bed.createQueue({ leaseMs: 300 });
+      let releaseDoomed = (): void => {};
+      const started: number[] = [];
+      doomed.register('work', async (_payload, context) => {
+        started.push(context.attempt);
+        await new Promise<void>((resolve) => (releaseDoomed = resolve));
+      });
+      const id = await doomed.enqueue('work', { important: true });
+      await eventually(() => assert.deepEqual(started, [1]));
+      bed.crash(doomed);
+
+      const survivor = await bed.createQueue({ leaseMs: 300 });
+      const recovered: JobContext[] = [];
+      survivor.register('work', async (payload, context) => {
+        assert.deepEqual(payload, { important: true });
+        recovered.push(context);
+      });
+      await eventually(() => assert.equal(recovered.length, 1), 5000);
+      assert.equal(recovered[0]!.jobId, id);
+      assert.equal(recovered[0]!.attempt, 2);
+      await eventually(async () => assert.equal(await survivor.depth(), 0));
+      releaseDoomed();
+    });
+
+    it('keeps a job whose worker is alive: the lease is renewed while the attempt runs', async () => {
+      const first = await bed.createQueue({ leaseMs: 150 });
+      const second = await bed.createQueue({ leaseMs: 150 });
+      const runs: string[] = [];
+      for (const [label, queue] of [['first', first], ['second', second]] as const) {
+        queue.register('long', async () => {
+          runs.push(label);
+          await new Promise((resolve) => setTimeout(resolve, 700));
+        });
+      }
+      await first.enqueue('long', {});
+      await eventually(async () => assert.equal(await first.depth(), 0), 5000);
+      assert.equal(runs.length, 1, `ran ${runs.join(', ')}`);
+    });
+
+    it('makes enqueue idempotent with a key, also across instances and at the same time', async () => {
+      const left = await bed.createQueue();
+      const right = await bed.createQueue();
+      const runs: unknown[] = [];
+      let unblock = (): void => {};
+      const blocked = new Promise<void>((resolve) => (unblock = resolve));
+      left.register('once', async (payload) => {
+        runs.push(payload);
+        await blocked;
+      });
+      const ids = await Promise.all([
+        left.enqueue('once', 1, { key: 'order-7' }),
+        right.enqueue('once', 2, { key: 'order-7' }),
+        left.enqueue('once', 3, { key: 'order-7' }),
+      ]);
+      assert.equal(new Set(ids).size, 1);
+      await eventually(() => assert.equal(runs.length, 1));
+      assert.equal(await right.enqueue('once', 4, { key: 'order-7' }), ids[0], 'same id while it runs');
+      assert.notEqual(await right.enqueue('other-kind', 5, { key: 'order-7' }), ids[0], 'keys are scoped by kind');
+      unblock();
+      await settle(200);
+      assert.equal(runs.length, 1);
+    });
+
+    it('runs a key again once the job holding it has finished', async () => {
+      const queue = await bed.createQueue();
+      const runs: unknown[] = [];
+      queue.register('report', async (payload) => {
+        runs.push(payload);
+      });
+      const first = await queue.enqueue('report', 'a', { key: 'daily' });
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+      const second = await queue.enqueue('report', 'b', { key: 'daily' });
+      await eventually(() => assert.deepEqual(runs, ['a', 'b']));
+      assert.equal(second, first, 'the key names the job');
+    });
+
+    it('holds a job until runAt', async () => {
+      const queue = await bed.createQueue();
+      const ran: number[] = [];
+      queue.register('later', async () => {
+        ran.push(Date.now());
+      });
+      const runAt = new Date(Date.now() + 300);
+      await queue.enqueue('later', {}, { runAt });
+      await settle(150);
+      assert.deepEqual(ran, []);
+      assert.equal(await queue.depth(), 1);
+      await eventually(() => assert.equal(ran.length, 1), 3000);
+      assert.ok(ran[0]! >= runAt.getTime() - 5, `ran ${runAt.getTime() - ran[0]!} ms early`);
+    });
+
+    it('limits attempts running at once per kind, without holding back other kinds', async () => {
+      const queue = await bed.createQueue();
+      let running = 0;
+      let peak = 0;
+      let otherRanDuringSlow = false;
+      queue.register(
+        'slow',
+        async () => {
+          running += 1;
+          peak = Math.max(peak, running);
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          running -= 1;
+        },
+        { concurrency: 2 },
+      );
+      queue.register('quick', async () => {
+        otherRanDuringSlow = running > 0;
+      });
+      await Promise.all(Array.from({ length: 6 }, () => queue.enqueue('slow', {})));
+      await queue.enqueue('quick', {});
+      await eventually(async () => assert.equal(await queue.depth(), 0), 5000);
+      assert.equal(peak, 2);
+      assert.equal(otherRanDuringSlow, true);
+    });
+
+    it('keeps jobs of a kind without a handler waiting, and runs them once one registers', async () => {
+      const queue = await bed.createQueue();
+      await queue.enqueue('unclaimed', { n: 1 });
+      await queue.enqueue('unclaimed', { n: 2 });
+      await settle(150);
+      assert.equal(await queue.depth(), 2);
+      const other = await bed.createQueue();
+      const seen: unknown[] = [];
+      other.register('unclaimed', async (payload) => {
+        seen.push(payload);
+      });
+      await eventually(() => assert.equal(seen.length, 2), 3000);
+      assert.deepEqual(seen.map((payload) => (payload as { n: number }).n).sort(), [1, 2]);
+    });
+
+    it('cancel aborts the running attempt and drops the job; a cancelled waiting job never runs', async () => {
+      const queue = await bed.createQueue();
+      const attempts: number[] = [];
+      let abortReason: unknown;
+      queue.register('cancellable', async (_payload, context) => {
+        attempts.push(context.attempt);
+        await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
+        abortReason = context.signal.reason;
+        throw new Error('aborted');
+      });
+      const running = await queue.enqueue('cancellable', {}, { retry: { maxAttempts: 5, initialBackoffMs: 10 } });
+      await eventually(() => assert.equal(attempts.length, 1));
+      await queue.cancel(running);
+      await eventually(() => assert.ok(abortReason !== undefined));
+
+      const waiting = await queue.enqueue('cancellable', {}, { runAt: new Date(Date.now() + 150) });
+      await queue.cancel(waiting);
+      await queue.cancel('no-such-job');
+      await settle(400);
+      assert.deepEqual(attempts, [1], 'neither retried nor started');
+      assert.equal(await queue.depth(), 0);
+    });
+
+    it('cancel from another instance aborts the attempt where it runs', async () => {
+      const worker = await bed.createQueue({ leaseMs: 150 });
+      const other = await bed.createQueue({ leaseMs: 150 });
+      let aborted = false;
+      worker.register('remote', async (_payload, context) => {
+        await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
+        aborted = true;
+      });
+      const id = await worker.enqueue('remote', {});
+      await settle(50);
+      await other.cancel(id);
+      await eventually(() => assert.equal(aborted, true), 3000);
+      assert.equal(await other.depth(), 0);
+    });
+
+    it('stop waits for running attempts to finish and takes no new jobs until started again', async () => {
+      const queue = await bed.createQueue();
+      const finished: unknown[] = [];
+      queue.register('steady', async (payload) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        finished.push(payload);
+      });
+      await queue.enqueue('steady', 'in flight');
+      await settle(30);
+      const stopping = Date.now();
+      await queue.stop(5000);
+      assert.ok(Date.now() - stopping >= 100, 'stop waited for the attempt');
+      assert.deepEqual(finished, ['in flight']);
+      assert.equal(queue.running, false);
+
+      await queue.enqueue('steady', 'while stopped');
+      await settle(250);
+      assert.deepEqual(finished, ['in flight']);
+      assert.equal(await queue.depth(), 1);
+      await queue.start();
+      await eventually(() => assert.deepEqual(finished, ['in flight', 'while stopped']), 3000);
+    });
+
+    it('stop aborts attempts still running after the grace period; the job is offered again', async () => {
+      const queue = await bed.createQueue();
+      const attempts: { attempt: number; abortedAfter?: number }[] = [];
+      queue.register('stubborn', async (_payload, context) => {
+        const entry: { attempt: number; abortedAfter?: number } = { attempt: context.attempt };
+        attempts.push(entry);
+        if (context.attempt > 1) return;
+        const began = Date.now();
+        await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
+        entry.abortedAfter = Date.now() - began;
+        throw context.signal.reason;
+      });
+      await queue.enqueue('stubborn', {});
+      await eventually(() => assert.equal(attempts.length, 1));
+      await queue.stop(100);
+      assert.ok(attempts[0]!.abortedAfter !== undefined && attempts[0]!.abortedAfter >= 80, 'aborted after the grace period');
+      assert.equal(await queue.depth(), 1, 'the job is kept');
+      await queue.start();
+      await eventually(() => assert.deepEqual(attempts.map((entry) => entry.attempt), [1, 2]), 3000);
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+    });
+
+    it('counts waiting and running jobs in depth', async () => {
+      const queue = await bed.createQueue();
+      let release = (): void => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      queue.register('gated', () => gate, { concurrency: 1 });
+      assert.equal(await queue.depth(), 0);
+      await Promise.all([queue.enqueue('gated', 1), queue.enqueue('gated', 2), queue.enqueue('gated', 3)]);
+      assert.equal(await queue.depth(), 3);
+      release();
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+    });
+  });
+}
+
+/** Retries an assertion until it holds or the time is up. */
+async function eventually(check: () => void | Promise<void>, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+function settle(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { describeJobQueueContract } from '../job-queue.contract';
+import { MemoryDatabase } from '../memory/memory-database';
+import { SystemClock } from '../node/system-clock';
+import { UuidV7Generator } from '../node/uuid-v7-generator';
+import { openSqlJsDatabase } from '../sqljs/sqljs-database';
+import type { Database } from '../../ports/database';
+import type { Logger } from '../../ports/logger';
+import { DatabaseJobQueue, JOBS_COLLECTION, jobMigrations, retryDelayMs } from './database-job-queue';
+import { databaseJobQueueTestBed, type SharedStore } from './database-job-queue.testbed';
+
+/**
+ * An in-process store shared by every queue of a test, as one process's queues would share it;
+ * their handles leave it open and cleanup closes it.
+ */
+function inProcessStore(database: Database, removeFiles: () => void = () => {}): SharedStore {
+  const handle: Database = {
+    migrate: (migrations) => database.migrate(migrations),
+    get: (collection, id) => database.get(collection, id),
+    find: (collection, query) => database.find(collection, query),
+    count: (collection, where) => database.count(collection, where),
+    write: (ops) => database.write(ops),
+    close: async () => {},
+  };
+  return {
+    connect: async () => handle,
+    cleanup: async () => {
+      await database.close();
+      removeFiles();
+    },
+  };
+}
+
+describeJobQueueContract('DatabaseJobQueue on MemoryDatabase', () => databaseJobQueueTestBed(inProcessStore(new MemoryDatabase())));
+
+describeJobQueueContract('DatabaseJobQueue on SqlJsDatabase', async () => {
+  const dir = mkdtempSync(`${os.tmpdir()}/runloom-`);
+  return databaseJobQueueTestBed(inProcessStore(await openSqlJsDatabase({ dir }), () => rmSync(dir, { recursive: true, force: true })));
+});
+
+describe('DatabaseJobQueue', () => {
+  const quiet: Logger = { info() {}, warn() {}, error() {} };
+  const queueOn = (database: Database, options: { exclusiveDatabase?: boolean; leaseMs?: number } = {}) =>
+    new DatabaseJobQueue({ database, clock: new SystemClock(), ids: new UuidV7Generator(), logger: quiet, ...options });
+
+  it('offers jobs a dead process left running at once when it has the store to itself', async () => {
+    const database = new MemoryDatabase();
+    await database.migrate(jobMigrations);
+    const before = queueOn(database, { leaseMs: 60_000 });
+    before.register('work', (_payload, context) => new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve())));
+    await before.start();
+    const id = await before.enqueue('work', { n: 1 });
+    assert.equal((await database.get(JOBS_COLLECTION, id))?.status, 'running');
+    // `before` is abandoned without stop(), as a killed process would be; its lease has a minute left.
+
+    const after = queueOn(database, { exclusiveDatabase: true, leaseMs: 60_000 });
+    const attempts: number[] = [];
+    after.register('work', async (_payload, context) => {
+      attempts.push(context.attempt);
+    });
+    await after.start();
+    for (let waited = 0; attempts.length === 0 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(attempts, [2]);
+    await after.stop(0);
+    await before.stop(0);
+  });
+
+  it('stores and finishes a job in two writes when it runs where it was enqueued', async () => {
+    const database = new MemoryDatabase();
+    await database.migrate(jobMigrations);
+    let writes = 0;
+    const counting: Database = Object.assign(Object.create(database) as Database, {
+      write: (ops: Parameters<Database['write']>[0]) => {
+        writes += 1;
+        return database.write(ops);
+      },
+    });
+    const queue = queueOn(counting);
+    let done = 0;
+    queue.register('count', async () => {
+      done += 1;
+    }, { concurrency: 1 });
+    await queue.start();
+    await queue.enqueue('count', {});
+    while (done < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(writes, 2, 'insert (already claimed) + delete');
+    await queue.stop(0);
+  });
+
+  it('rejects a retry policy it cannot follow, and a second handler for a kind', async () => {
+    const queue = queueOn(new MemoryDatabase());
+    await assert.rejects(queue.enqueue('k', {}, { retry: { maxAttempts: 0, initialBackoffMs: 1 } }), /maxAttempts/);
+    await assert.rejects(queue.enqueue('k', {}, { retry: { maxAttempts: 2, initialBackoffMs: 1, jitter: 2 } }), /jitter/);
+    queue.register('k', async () => {});
+    assert.throws(() => queue.register('k', async () => {}), /already registered/);
+    assert.throws(() => queue.register('j', async () => {}, { concurrency: 0 }), /concurrency/);
+  });
+
+  it('computes backoff as initial · 2^(attempt−1), capped, within ± jitter', () => {
+    assert.deepEqual([1, 2, 3, 4].map((attempt) => retryDelayMs({ maxAttempts: 9, initialBackoffMs: 100 }, attempt)), [100, 200, 400, 800]);
+    assert.equal(retryDelayMs({ maxAttempts: 9, initialBackoffMs: 1000, maxBackoffMs: 600_000 }, 20), 600_000);
+    for (let sample = 0; sample < 200; sample += 1) {
+      const delay = retryDelayMs({ maxAttempts: 9, initialBackoffMs: 1000, jitter: 0.2 }, 1);
+      assert.ok(delay >= 800 && delay <= 1200, `${delay}`);
+    }
+  });
+});
