@@ -14,3 +14,9 @@ export { AuthService, type ClientCredentials, type TokenRequest, type TokenRespo
 export { OAuthError, type OAuthErrorCode } from './domain/auth/oauth-error';
 export { parseBootstrapClients, type BootstrapClient } from './domain/auth/bootstrap-clients';
 export { ScryptPasswordHasher } from './adapters/node/scrypt-password-hasher';
+export { PROVIDER_NAMES, isProviderName, type ProviderName } from './domain/providers/provider-names';
+export type { ProviderCredentials, ApiKeyCredentials, AzureOpenAiCredentials, AwsBedrockCredentials } from './domain/providers/provider-credentials';
+export { ProviderService, ProviderUnavailableError, type ProviderConfigView, type ProviderConfigInput } from './domain/providers/provider-service';
+export { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
+export { GoldLabelService } from './domain/gold-labels/gold-label-service';
+export type { GoldLabel, CreateGoldLabelInput, UpdateGoldLabelInput } from './domain/gold-labels/gold-label-schemas';

@@ -3,9 +3,15 @@ import { platformModule } from './adapters/platform-module';
 import { defaultConfig, RunloomConfig } from './config';
 import { authModule } from './domain/auth/auth-module';
 import { AuthService } from './domain/auth/auth-service';
+import { GoldLabelService } from './domain/gold-labels/gold-label-service';
+import { goldLabelsModule } from './domain/gold-labels/gold-labels-module';
 import { Lifecycle } from './domain/lifecycle';
+import { ProviderService } from './domain/providers/provider-service';
+import { providersModule } from './domain/providers/providers-module';
 import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
+import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
+import { webhooksModule } from './domain/webhooks/webhooks-module';
 import { httpModule } from './http/http-module';
 import { Router } from './http/router';
 import { Database } from './ports/database';
@@ -21,7 +27,7 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 }
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
-const featureModules: ContainerModule[] = [authModule, runsModule];
+const featureModules: ContainerModule[] = [authModule, runsModule, providersModule, webhooksModule, goldLabelsModule];
 
 /**
  * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
@@ -40,6 +46,21 @@ export class Runloom {
   /** Service-account clients and tokens. */
   get auth(): AuthService {
     return this.container.get<AuthService>(AuthService);
+  }
+
+  /** LLM provider configurations; credentials for model calls. */
+  get providers(): ProviderService {
+    return this.container.get<ProviderService>(ProviderService);
+  }
+
+  /** The account's webhook signing secret. */
+  get webhooks(): WebhookSecretService {
+    return this.container.get<WebhookSecretService>(WebhookSecretService);
+  }
+
+  /** Gold labels of runs. */
+  get goldLabels(): GoldLabelService {
+    return this.container.get<GoldLabelService>(GoldLabelService);
   }
 
   /** Web-standard request in, response out: mount it on any server (see server-adapter). */

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { apiErrorBody } from '../../http/error-schema';
+import { route, type RouteDefinition } from '../../http/route';
+import { createGoldLabelBody, goldLabelSchema, updateGoldLabelBody } from './gold-label-schemas';
+import type { GoldLabelService } from './gold-label-service';
+
+const runParams = z.object({ run_id: z.uuid() });
+const labelParams = z.object({ run_id: z.uuid(), gold_label_id: z.uuid() });
+
+/** DESIGN 2.3: lists take `limit` (default 50, at most 500) and `offset`. */
+const page = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const errors = {
+  400: { description: 'invalid fields, or output_resource_name names no output of the run', schema: apiErrorBody },
+  401: { description: 'missing or invalid bearer token', schema: apiErrorBody },
+  404: { description: 'no such run or gold label in this account', schema: apiErrorBody },
+};
+
+export function goldLabelRoutes(goldLabels: GoldLabelService): RouteDefinition[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/run/{run_id}/gold-labels',
+      tag: 'gold-labels',
+      summary: 'Add a gold label (expected output) for an output of a finished run',
+      params: runParams,
+      body: { json: createGoldLabelBody },
+      responses: {
+        201: { description: 'created', schema: goldLabelSchema },
+        ...errors,
+        409: { description: 'the run has not finished yet', schema: apiErrorBody },
+      },
+      handle: async ({ principal, params, body }) => ({ status: 201, body: await goldLabels.create(principal, params.run_id, body) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/run/{run_id}/gold-labels',
+      tag: 'gold-labels',
+      summary: 'List the gold labels of a run, oldest first',
+      params: runParams,
+      query: page,
+      responses: { 200: { description: 'the labels', schema: z.array(goldLabelSchema) }, ...errors },
+      handle: async ({ principal, params, query }) => ({ status: 200, body: await goldLabels.list(principal.accountId, params.run_id, query) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/run/{run_id}/gold-label/{gold_label_id}',
+      tag: 'gold-labels',
+      summary: 'Get one gold label',
+      params: labelParams,
+      responses: { 200: { description: 'the label', schema: goldLabelSchema }, 401: errors[401], 404: errors[404] },
+      handle: async ({ principal, params }) => ({
+        status: 200,
+        body: await goldLabels.get(principal.accountId, params.run_id, params.gold_label_id),
+      }),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/v1/run/{run_id}/gold-label/{gold_label_id}',
+      tag: 'gold-labels',
+      summary: 'Change a gold label; null clears text_value or object_value (exactly one must remain)',
+      params: labelParams,
+      body: { json: updateGoldLabelBody },
+      responses: {
+        200: { description: 'the changed label', schema: goldLabelSchema },
+        ...errors,
+        409: { description: 'the run has not finished yet', schema: apiErrorBody },
+      },
+      handle: async ({ principal, params, body }) => ({
+        status: 200,
+        body: await goldLabels.update(principal, params.run_id, params.gold_label_id, body),
+      }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/run/{run_id}/gold-label/{gold_label_id}',
+      tag: 'gold-labels',
+      summary: 'Delete a gold label',
+      params: labelParams,
+      responses: { 200: { description: 'deleted', schema: z.object({ id: z.uuid() }) }, 401: errors[401], 404: errors[404] },
+      handle: async ({ principal, params }) => {
+        await goldLabels.delete(principal.accountId, params.run_id, params.gold_label_id);
+        return { status: 200, body: { id: params.gold_label_id } };
+      },
+    }),
+  ];
+}

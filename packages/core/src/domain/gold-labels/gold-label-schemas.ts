@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+/** A gold label as answered (SPEC 2.6): exactly one of `text_value` and `object_value` is non-null. */
+export interface GoldLabel {
+  id: string;
+  account_id: string;
+  run_id: string;
+  output_resource_name: string;
+  text_value: string | null;
+  object_value: Record<string, unknown> | null;
+  object_value_is_partial: boolean;
+  created_by: string;
+  updated_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Deeper JSON than this is refused: storing it would exhaust the stack of `JSON.stringify`. */
+export const MAX_OBJECT_DEPTH = 64;
+
+/** Nesting depth of a JSON value (a scalar is 0), walked without recursion. */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_OBJECT_DEPTH) return deepest;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+const outputResourceName = z
+  .string()
+  .trim()
+  .min(1, 'output_resource_name must not be empty')
+  .max(255, 'output_resource_name must be at most 255 characters');
+
+const textValue = z.string();
+
+const objectValue = z
+  .record(z.string(), z.unknown(), { error: 'object_value must be a JSON object' })
+  .refine((value) => jsonDepth(value) <= MAX_OBJECT_DEPTH, `object_value must be nested at most ${MAX_OBJECT_DEPTH} levels deep`);
+
+/** `POST /v1/run/{run_id}/gold-labels`. Which of the values is set is checked by the service. */
+export const createGoldLabelBody = z.object({
+  output_resource_name: outputResourceName,
+  text_value: textValue.nullish(),
+  object_value: objectValue.nullish(),
+  object_value_is_partial: z.boolean().optional(),
+});
+export type CreateGoldLabelInput = z.infer<typeof createGoldLabelBody>;
+
+/** `PATCH …/gold-label/{id}`: given fields change; `null` clears a value (to switch text ⇄ object). */
+export const updateGoldLabelBody = z.object({
+  output_resource_name: outputResourceName.optional(),
+  text_value: textValue.nullish(),
+  object_value: objectValue.nullish(),
+  object_value_is_partial: z.boolean().optional(),
+});
+export type UpdateGoldLabelInput = z.infer<typeof updateGoldLabelBody>;
+
+export const goldLabelSchema = z.object({
+  id: z.uuid(),
+  account_id: z.string(),
+  run_id: z.uuid(),
+  output_resource_name: z.string(),
+  text_value: z.string().nullable(),
+  object_value: z.record(z.string(), z.unknown()).nullable(),
+  object_value_is_partial: z.boolean(),
+  created_by: z.string(),
+  updated_by: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});

@@ -1,0 +1,10 @@
+/**
+ * The model vendors an account can configure and a runnable can name, in the order of SPEC 2.5
+ * (DESIGN 2.5). Listings follow this order.
+ */
+export const PROVIDER_NAMES = ['openai', 'anthropic', 'google', 'azure-openai', 'mistral', 'aws-bedrock', 'groq'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+export function isProviderName(name: string): name is ProviderName {
+  return (PROVIDER_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,159 @@
+import { inject, injectable } from 'inversify';
+import { ApiError } from '../../http/api-error';
+import { Clock } from '../../ports/clock';
+import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
+import { SecretBox } from '../../ports/secret-box';
+import { type AccountRecord, Repository } from '../storage/repository';
+import { maskCredentials, parseCredentials, type ProviderCredentials } from './provider-credentials';
+import { isProviderName, PROVIDER_NAMES, type ProviderName } from './provider-names';
+
+const COLLECTION = 'llm_providers';
+
+export const providerMigrations: Migration[] = [
+  { id: 'providers/001-create', steps: [{ createCollection: COLLECTION, fields: { account_id: 'text', provider: 'text', enabled: 'boolean' } }] },
+];
+
+/** One provider configuration of one account. Credentials exist at rest only sealed. */
+interface ProviderConfigRecord extends AccountRecord {
+  provider: ProviderName;
+  enabled: boolean;
+  sealed_credentials: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A provider configuration as answered: secret values masked. */
+export interface ProviderConfigView {
+  provider: ProviderName;
+  enabled: boolean;
+  credentials: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProviderConfigInput {
+  enabled: boolean;
+  credentials: unknown;
+}
+
+/** Thrown when a model call needs a provider the account has not configured or has disabled. */
+export class ProviderUnavailableError extends ApiError {
+  constructor(
+    readonly provider: ProviderName,
+    reason: 'not_configured' | 'disabled',
+  ) {
+    super(
+      'BAD_REQUEST',
+      reason === 'not_configured'
+        ? `provider ${provider} is not configured for this account; configure it with PUT /v1/llm-provider/${provider}`
+        : `provider ${provider} is disabled for this account; enable it with PUT /v1/llm-provider/${provider}`,
+    );
+  }
+}
+
+/** A write lost a race with another write of the same configuration: read again and retry. */
+const MAX_WRITE_ATTEMPTS = 4;
+
+/**
+ * Per-account LLM provider configurations (SPEC 2.5, DESIGN 2.5): validated per provider, sealed
+ * by the `SecretBox`, answered masked, opened only when a model call needs them.
+ */
+@injectable()
+export class ProviderService {
+  private readonly configs: Repository<ProviderConfigRecord>;
+
+  constructor(
+    @inject(Database) database: Database,
+    @inject(SecretBox) private readonly secretBox: SecretBox,
+    @inject(Clock) private readonly clock: Clock,
+  ) {
+    this.configs = new Repository(database, COLLECTION);
+  }
+
+  /** Every configured provider of the account, in the order of `PROVIDER_NAMES`. */
+  async list(accountId: string): Promise<ProviderConfigView[]> {
+    const records = await this.configs.find(accountId);
+    const ordered = records.sort((a, b) => PROVIDER_NAMES.indexOf(a.provider) - PROVIDER_NAMES.indexOf(b.provider));
+    return Promise.all(ordered.map(async (record) => this.view(record, await this.open(record))));
+  }
+
+  /** Creates or replaces the configuration; `created` tells which. */
+  async put(accountId: string, providerName: string, input: ProviderConfigInput): Promise<{ created: boolean; config: ProviderConfigView }> {
+    const provider = parseProviderName(providerName);
+    const credentials = parseCredentials(provider, input.enabled, input.credentials);
+    const sealed = await this.secretBox.seal(JSON.stringify(credentials));
+    const id = configId(accountId, provider);
+    for (let attempt = 1; ; attempt += 1) {
+      const existing = await this.configs.get(accountId, id);
+      const now = this.clock.now().toISOString();
+      const record: ProviderConfigRecord = {
+        id,
+        account_id: accountId,
+        provider,
+        enabled: input.enabled,
+        sealed_credentials: sealed,
+        created_at: existing?.created_at ?? now,
+        updated_at: now,
+      };
+      try {
+        if (existing) await this.configs.replace(record);
+        else await this.configs.insert(record);
+        return { created: !existing, config: this.view(record, credentials) };
+      } catch (error) {
+        const lostRace = error instanceof DuplicateIdError || error instanceof WriteConflictError;
+        if (!lostRace || attempt === MAX_WRITE_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** Removes the configuration; false when the account has none for `provider`. */
+  async delete(accountId: string, providerName: string): Promise<boolean> {
+    const provider = parseProviderName(providerName);
+    try {
+      await this.configs.delete(accountId, configId(accountId, provider));
+      return true;
+    } catch (error) {
+      if (error instanceof WriteConflictError) return false;
+      throw error;
+    }
+  }
+
+  /** The plaintext credentials for a model call, opened now; fails naming the provider when unusable. */
+  async getCredentials<P extends ProviderName>(accountId: string, provider: P): Promise<ProviderCredentials[P]> {
+    const record = await this.configs.get(accountId, configId(accountId, provider));
+    if (!record) throw new ProviderUnavailableError(provider, 'not_configured');
+    if (!record.enabled) throw new ProviderUnavailableError(provider, 'disabled');
+    return (await this.open(record)) as unknown as ProviderCredentials[P];
+  }
+
+  /** The account's enabled providers, in the order of `PROVIDER_NAMES`. */
+  async enabledProviders(accountId: string): Promise<ProviderName[]> {
+    const enabled = new Set((await this.configs.find(accountId, { where: { enabled: true } })).map((record) => record.provider));
+    return PROVIDER_NAMES.filter((provider) => enabled.has(provider));
+  }
+
+  private async open(record: ProviderConfigRecord): Promise<Record<string, string>> {
+    return JSON.parse(await this.secretBox.open(record.sealed_credentials)) as Record<string, string>;
+  }
+
+  private view(record: ProviderConfigRecord, credentials: Record<string, string>): ProviderConfigView {
+    return {
+      provider: record.provider,
+      enabled: record.enabled,
+      credentials: maskCredentials(credentials),
+      created_at: record.created_at,
+      updated_at: record.updated_at,
+    };
+  }
+}
+
+/** A name outside the seven is bad input (400), unlike a known provider with no configuration (404). */
+export function parseProviderName(name: string): ProviderName {
+  if (isProviderName(name)) return name;
+  throw ApiError.badRequest(`unknown provider '${name.slice(0, 100)}'; use one of ${PROVIDER_NAMES.join(', ')}`);
+}
+
+/** One configuration per account and provider; no provider name contains ':', so ids never collide. */
+function configId(accountId: string, provider: ProviderName): string {
+  return `${accountId}:${provider}`;
+}
