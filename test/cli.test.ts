@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import http, { type IncomingMessage } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
+const LISTENING = /^runloom listening on (http:\/\/127\.0\.0\.1:(\d+))$/m;
+const CLIENT = { account: 'acct-cli', id: 'cli-client', secret: 'cli-secret-0123456789' };
+
+interface Cli {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** The built CLI, as `npm start` and the `runloom` bin run it. */
+function runCli(args: string[], env: Record<string, string> = {}): Cli {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** The base URL from the listening line; fails with the CLI's output if it exits first. */
+async function listeningUrl(cli: Cli): Promise<string> {
+  for (;;) {
+    const found = LISTENING.exec(cli.stdout());
+    if (found) return found[1]!;
+    const code = await Promise.race([cli.exited, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 50))]);
+    if (code !== 'waiting') assert.fail(`the CLI exited with ${code} before listening:\n${cli.stdout()}\n${cli.stderr()}`);
+  }
+}
+
+async function token(baseUrl: string, client = CLIENT): Promise<string> {
+  const response = await fetch(`${baseUrl}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+describe('runloom CLI', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  const running: Cli[] = [];
+
+  const serve = (args: string[] = [], env: Record<string, string> = {}): Cli => {
+    const cli = runCli(['serve', '--port', '0', '--data-dir', dataDir, ...args], env);
+    running.push(cli);
+    return cli;
+  };
+
+  before(() => {
+    // The current sources, bundled as the bin ships them (sql.js wasm and snapshot worker beside it).
+    execFileSync(process.execPath, ['esbuild.mjs'], { cwd: ROOT, stdio: 'inherit' });
+  });
+  beforeEach(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
+  });
+  afterEach(async () => {
+    for (const cli of running.splice(0)) {
+      if (cli.child.exitCode === null && cli.child.signalCode === null) {
+        cli.child.kill('SIGKILL');
+        await cli.exited;
+      }
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves on --port 0, prints the listening line, issues tokens to a bootstrap client and guards protected routes', async () => {
+    const cli = serve(['--bootstrap-client', `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`]);
+    const url = await listeningUrl(cli);
+    assert.notEqual(Number(new URL(url).port), 0);
+
+    const health = await fetch(`${url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+
+    assert.equal((await fetch(`${url}/v1/webhook-secret`)).status, 401);
+    const bearer = await token(url);
+    const secret = await fetch(`${url}/v1/webhook-secret`, { headers: { authorization: `Bearer ${bearer}`, 'x-request-id': 'cli-test-1' } });
+    assert.equal(secret.status, 200);
+    assert.equal(secret.headers.get('x-request-id'), 'cli-test-1');
+
+    cli.child.kill('SIGTERM');
+    assert.equal(await cli.exited, 0, cli.stderr());
+    // One JSON line per request, naming route, status, duration and account; never a token or secret.
+    const line = cli
+      .stdout()
+      .split('\n')
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry.requestId === 'cli-test-1');
+    assert.ok(line, `no log line for the request in:\n${cli.stdout()}`);
+    assert.equal(line.route, 'GET /v1/webhook-secret');
+    assert.equal(line.status, 200);
+    assert.equal(line.accountId, CLIENT.account);
+    assert.equal(typeof line.durationMs, 'number');
+    assert.ok(!cli.stdout().includes(bearer) && !cli.stdout().includes(CLIENT.secret), 'the log leaks a credential');
+  });
+
+  it('on SIGTERM stops accepting, finishes the in-flight request, flushes the store and exits 0', async () => {
+    const cli = serve(['--bootstrap-client', `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`]);
+    const url = await listeningUrl(cli);
+    const bearer = await token(url);
+    const rotated = await fetch(`${url}/v1/webhook-secret/rotate`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` } });
+    assert.equal(rotated.status, 200);
+    const { secret } = (await rotated.json()) as { secret: string };
+
+    // A token request whose body arrives in two parts, with the signal in between.
+    const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }).toString();
+    const slow = http.request(`${url}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
+    });
+    const answered = once(slow, 'response') as Promise<[IncomingMessage]>;
+    slow.write(body.slice(0, 10));
+    await sleep(300);
+    cli.child.kill('SIGTERM');
+    await sleep(500);
+    assert.equal(cli.child.exitCode, null, 'the server exited with a request in flight');
+    await assert.rejects(fetch(`${url}/healthz`), 'the server still accepts connections after SIGTERM');
+    slow.end(body.slice(10));
+    const [response] = await answered;
+    assert.equal(response.statusCode, 200);
+    assert.match(await text(response), /"access_token"/);
+    assert.equal(await cli.exited, 0, cli.stderr());
+
+    const again = serve();
+    const againUrl = await listeningUrl(again);
+    const current = await fetch(`${againUrl}/v1/webhook-secret`, { headers: { authorization: `Bearer ${await token(againUrl)}` } });
+    assert.deepEqual(await current.json(), { secret }, 'the rotated secret did not survive the restart');
+  });
+
+  it('takes its settings from RUNLOOM_* variables', async () => {
+    const cli = runCli(['serve'], {
+      RUNLOOM_PORT: '0',
+      RUNLOOM_DATA_DIR: dataDir,
+      RUNLOOM_BASE_PATH: '/api',
+      RUNLOOM_BOOTSTRAP_CLIENTS: `other:other-client:other-secret-123,${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`,
+    });
+    running.push(cli);
+    const url = await listeningUrl(cli);
+    assert.equal((await fetch(`${url}/healthz`)).status, 404, 'routes answer only under the base path');
+    assert.equal((await fetch(`${url}/api/healthz`)).status, 200);
+    assert.ok(await token(`${url}/api`));
+    assert.ok(await token(`${url}/api`, { account: 'other', id: 'other-client', secret: 'other-secret-123' }));
+  });
+
+  it('exits 2 with a clear message for an unknown flag or a bad value, and 0 for --help', async () => {
+    const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
+      [['serve', '--port', '0', '--no-such-flag'], {}, 2, /Unknown option '--no-such-flag'/],
+      [['serve', '--port', 'eighty'], {}, 2, /--port must be a whole number from 0 to 65535, got 'eighty'/],
+      [['serve'], { RUNLOOM_TOKEN_TTL_SECONDS: 'soon' }, 2, /--token-ttl-seconds must be a whole number/],
+      [['launch'], {}, 2, /unknown command 'launch'/],
+      [['serve', '--help'], {}, 0, /--bootstrap-client ACCOUNT:CLIENT_ID:SECRET/],
+    ];
+    await Promise.all(
+      cases.map(async ([args, env, code, message]) => {
+        const cli = runCli(args, env);
+        assert.equal(await cli.exited, code, `runloom ${args.join(' ')}`);
+        assert.match(code === 0 ? cli.stdout() : cli.stderr(), message);
+      }),
+    );
+  });
+
+  it('client create prints credentials that the server then accepts', async () => {
+    const create = runCli(['client', 'create', '--account', 'acct-new', '--data-dir', dataDir]);
+    assert.equal(await create.exited, 0, create.stderr());
+    const printed = JSON.parse(create.stdout()) as { account: string; client_id: string; client_secret: string };
+    assert.equal(printed.account, 'acct-new');
+    assert.ok(printed.client_id && printed.client_secret);
+
+    const cli = serve();
+    const url = await listeningUrl(cli);
+    const bearer = await token(url, { account: 'acct-new', id: printed.client_id, secret: printed.client_secret });
+    assert.equal((await fetch(`${url}/v1/webhook-secret`, { headers: { authorization: `Bearer ${bearer}` } })).status, 200);
+
+    const missingAccount = runCli(['client', 'create', '--data-dir', dataDir]);
+    assert.equal(await missingAccount.exited, 2);
+    assert.match(missingAccount.stderr(), /--account is required/);
+  });
+
+});
+
+async function text(response: IncomingMessage): Promise<string> {
+  let body = '';
+  for await (const chunk of response.setEncoding('utf8')) body += chunk as string;
+  return body;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
