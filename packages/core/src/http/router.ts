@@ -34,6 +34,23 @@ export interface RouterOptions {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** Deeper JSON parses, but overflows the stack where it is serialized again (storage, replies). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value, walked without recursion. */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length) {
+    const [current, depth] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /**
  * The web-standard HTTP surface of core: `handle(Request) → Response`. It matches the route,
  * authenticates, rate-limits, reads and validates input, calls the handler and maps every failure
@@ -191,6 +208,9 @@ export class Router {
         raw = JSON.parse(text);
       } catch (error) {
         throw new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`);
+      }
+      if (nestingDepth(raw) > MAX_JSON_DEPTH) {
+        throw ApiError.badRequest(`the body nests deeper than ${MAX_JSON_DEPTH} levels; flatten it`);
       }
     }
     return validate(spec.json, raw, 'body');
