@@ -20,3 +20,21 @@ export { ProviderService, ProviderUnavailableError, type ProviderConfigView, typ
 export { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 export { GoldLabelService } from './domain/gold-labels/gold-label-service';
 export type { GoldLabel, CreateGoldLabelInput, UpdateGoldLabelInput } from './domain/gold-labels/gold-label-schemas';
+export { RunnableService } from './domain/runnables/runnable-service';
+export type { Runnable, RunnableVersion } from './domain/runnables/runnable-record';
+export type { CreateRunnableInput, UpdateRunnableInput, ListRunnablesQuery } from './domain/runnables/runnable-schemas';
+export { EnabledProviders } from './domain/runnables/enabled-providers';
+export { mimeTypeMatches, isMimePattern } from './domain/runnables/mime-patterns';
+export {
+  parseRunnableConfig,
+  formatRunnableConfig,
+  runnableConfigSchema,
+  RUNNABLE_TYPES,
+  type RunnableType,
+  type RunnableConfig,
+  type PromptConfig,
+  type FlowConfig,
+  type AgentConfig,
+  type ConfigDiagnostic,
+  type ParsedRunnableConfig,
+} from './domain/runnables/config-schema';

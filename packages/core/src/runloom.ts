@@ -8,6 +8,8 @@ import { goldLabelsModule } from './domain/gold-labels/gold-labels-module';
 import { Lifecycle } from './domain/lifecycle';
 import { ProviderService } from './domain/providers/provider-service';
 import { providersModule } from './domain/providers/providers-module';
+import { RunnableService } from './domain/runnables/runnable-service';
+import { runnablesModule } from './domain/runnables/runnables-module';
 import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
@@ -27,7 +29,7 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 }
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
-const featureModules: ContainerModule[] = [authModule, runsModule, providersModule, webhooksModule, goldLabelsModule];
+const featureModules: ContainerModule[] = [authModule, runsModule, providersModule, webhooksModule, goldLabelsModule, runnablesModule];
 
 /**
  * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
@@ -61,6 +63,11 @@ export class Runloom {
   /** Gold labels of runs. */
   get goldLabels(): GoldLabelService {
     return this.container.get<GoldLabelService>(GoldLabelService);
+  }
+
+  /** Runnables: prompt, flow and agent configurations with their version history. */
+  get runnables(): RunnableService {
+    return this.container.get<RunnableService>(RunnableService);
   }
 
   /** Web-standard request in, response out: mount it on any server (see server-adapter). */

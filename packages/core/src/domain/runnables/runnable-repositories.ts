@@ -1,0 +1,36 @@
+import { inject, injectable } from 'inversify';
+import { Database, type Migration } from '../../ports/database';
+import { Repository } from '../storage/repository';
+import type { RunnableDoc, RunnableVersionDoc } from './runnable-record';
+
+export const RUNNABLES_COLLECTION = 'runnables';
+export const RUNNABLE_VERSIONS_COLLECTION = 'runnable_versions';
+
+export const runnablesMigrations: Migration[] = [
+  {
+    id: 'runnables/001-create',
+    steps: [
+      {
+        createCollection: RUNNABLES_COLLECTION,
+        fields: { account_id: 'text', config_content_type: 'text', tags: 'json', revision: 'integer', created_at: 'text' },
+      },
+      { createCollection: RUNNABLE_VERSIONS_COLLECTION, fields: { account_id: 'text', runnable_id: 'text', version: 'integer' } },
+    ],
+  },
+];
+
+/** Account-scoped runnables; another account's runnable reads as missing. */
+@injectable()
+export class RunnableRepository extends Repository<RunnableDoc> {
+  constructor(@inject(Database) database: Database) {
+    super(database, RUNNABLES_COLLECTION);
+  }
+}
+
+/** The configuration history of runnables (`GET /v1/runnable/{id}/versions`). */
+@injectable()
+export class RunnableVersionRepository extends Repository<RunnableVersionDoc> {
+  constructor(@inject(Database) database: Database) {
+    super(database, RUNNABLE_VERSIONS_COLLECTION);
+  }
+}

@@ -1,0 +1,228 @@
+import { inject, injectable } from 'inversify';
+import type { z } from 'zod';
+import { ApiError, type ErrorDetail } from '../../http/api-error';
+import type { Principal } from '../../http/route';
+import { validationError } from '../../http/router';
+import { Clock } from '../../ports/clock';
+import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
+import { IdGenerator } from '../../ports/id-generator';
+import { formatRunnableConfig, parseRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
+import { EnabledProviders } from './enabled-providers';
+import { toRunnable, toRunnableVersion, type Runnable, type RunnableDoc, type RunnableVersion } from './runnable-record';
+import { RunnableRepository, RunnableVersionRepository } from './runnable-repositories';
+import {
+  createRunnableInput,
+  type CreateRunnableInput,
+  type ListRunnablesQuery,
+  updateRunnableInput,
+  type UpdateRunnableInput,
+} from './runnable-schemas';
+
+/** Concurrent updates of one runnable retry on the fresh record this many times before a 409. */
+const UPDATE_ATTEMPTS = 5;
+
+/** A validated configuration, ready to store. */
+interface StoredConfig {
+  config_content: string;
+  config_content_parsed: RunnableConfig;
+  config_content_type: RunnableType;
+  config_content_sha256: string;
+}
+
+/**
+ * Runnables of an account (SPEC 2.4, DESIGN 2.4): create, list, read, update with a version
+ * history, delete. Every read is scoped to the caller's account; another account's id is missing.
+ */
+@injectable()
+export class RunnableService {
+  constructor(
+    @inject(Database) private readonly database: Database,
+    @inject(RunnableRepository) private readonly runnables: RunnableRepository,
+    @inject(RunnableVersionRepository) private readonly versions: RunnableVersionRepository,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(IdGenerator) private readonly ids: IdGenerator,
+    @inject(EnabledProviders) private readonly enabledProviders: EnabledProviders,
+  ) {}
+
+  async create(principal: Principal, input: CreateRunnableInput): Promise<Runnable> {
+    const fields = parseInput(createRunnableInput, input);
+    const config = await this.configFrom(principal.accountId, fields.config_content, fields.config_content_parsed);
+    const now = this.clock.now().toISOString();
+    const doc: RunnableDoc = {
+      id: this.ids.newId(),
+      account_id: principal.accountId,
+      name: fields.name,
+      ...config!,
+      created_at: now,
+      updated_at: now,
+      ...(fields.description != null ? { description: fields.description } : {}),
+      created_by: principal.clientId,
+      tags: unique(fields.tags ?? []),
+      version: 1,
+      revision: 1,
+    };
+    await this.database.write([this.runnables.insertOp(doc), this.versionOp(doc, now)]);
+    return toRunnable(doc);
+  }
+
+  /** The account's runnables, oldest first, filtered by type and by tags (all must be present). */
+  async list(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<Runnable[]> {
+    const where: Where = {};
+    if (filter.type) where.config_content_type = filter.type;
+    if (filter.tags?.length) where.tags = { hasAll: filter.tags };
+    const docs = await this.runnables.find(accountId, { where, limit: filter.limit, offset: filter.offset });
+    return docs.map(toRunnable);
+  }
+
+  /** The runnable, or a 404 `ApiError`; what the run engine reads before it runs one. */
+  async get(accountId: string, id: string): Promise<Runnable> {
+    return toRunnable(await this.getDoc(accountId, id));
+  }
+
+  /** The runnable, or undefined when the account has none with this id. */
+  async find(accountId: string, id: string): Promise<Runnable | undefined> {
+    const doc = await this.runnables.get(accountId, id);
+    return doc && toRunnable(doc);
+  }
+
+  /**
+   * Changes the given fields. A changed configuration (by its SHA-256) becomes a new version in the
+   * history; the same text again adds none. A request that changes nothing writes nothing.
+   */
+  async update(principal: Principal, id: string, input: UpdateRunnableInput): Promise<Runnable> {
+    const fields = parseInput(updateRunnableInput, input);
+    const config = await this.configFrom(principal.accountId, fields.config_content, fields.config_content_parsed);
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.getDoc(principal.accountId, id);
+      const configChanged = config !== undefined && config.config_content_sha256 !== current.config_content_sha256;
+      const name = fields.name ?? current.name;
+      const description = fields.description === undefined ? current.description : (fields.description ?? undefined);
+      const tags = fields.tags === undefined ? current.tags : unique(fields.tags);
+      const unchanged =
+        !configChanged && name === current.name && description === current.description && sameList(tags, current.tags);
+      if (unchanged) return toRunnable(current);
+      const now = this.clock.now().toISOString();
+      const { description: _description, ...withoutDescription } = current;
+      const next: RunnableDoc = {
+        ...withoutDescription,
+        ...(configChanged ? config : {}),
+        name,
+        ...(description !== undefined ? { description } : {}),
+        tags,
+        updated_at: now,
+        version: configChanged ? current.version + 1 : current.version,
+        revision: current.revision + 1,
+      };
+      const ops: WriteOp[] = [this.runnables.replaceOp(next, { revision: current.revision })];
+      if (configChanged) ops.push(this.versionOp(next, now, principal.clientId));
+      try {
+        await this.database.write(ops);
+        return toRunnable(next);
+      } catch (error) {
+        if (!(error instanceof WriteConflictError) || attempt === UPDATE_ATTEMPTS) throw conflictOr(error, id);
+      }
+    }
+  }
+
+  /** Deletes the runnable and its history. Runs keep their own copy of the configuration. */
+  async delete(accountId: string, id: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.getDoc(accountId, id);
+      const history = await this.versions.find(accountId, { where: { runnable_id: id } });
+      try {
+        await this.database.write([
+          this.runnables.deleteOp(accountId, id, { revision: current.revision }),
+          ...history.map((version) => this.versions.deleteOp(accountId, version.id)),
+        ]);
+        return;
+      } catch (error) {
+        if (!(error instanceof WriteConflictError) || attempt === UPDATE_ATTEMPTS) throw conflictOr(error, id);
+      }
+    }
+  }
+
+  /** The configuration history, version 1 first. */
+  async listVersions(accountId: string, id: string): Promise<RunnableVersion[]> {
+    await this.getDoc(accountId, id);
+    const docs = await this.versions.find(accountId, { where: { runnable_id: id }, orderBy: [{ field: 'version' }] });
+    return docs.map(toRunnableVersion);
+  }
+
+  private async getDoc(accountId: string, id: string): Promise<RunnableDoc> {
+    const doc = await this.runnables.get(accountId, id);
+    if (!doc) throw ApiError.notFound(`runnable ${id}`);
+    return doc;
+  }
+
+  private versionOp(runnable: RunnableDoc, now: string, createdBy = runnable.created_by): WriteOp {
+    return this.versions.insertOp({
+      id: this.ids.newId(),
+      account_id: runnable.account_id,
+      runnable_id: runnable.id,
+      version: runnable.version,
+      config_content: runnable.config_content,
+      config_content_sha256: runnable.config_content_sha256,
+      created_at: now,
+      created_by: createdBy,
+    });
+  }
+
+  /**
+   * Parses and derives the configuration from its text, or from an object written out as YAML;
+   * undefined when neither is given. Invalid → 400 with the editor's diagnostics as `details`.
+   */
+  private async configFrom(
+    accountId: string,
+    content: string | undefined,
+    parsedInput: Record<string, unknown> | undefined,
+  ): Promise<StoredConfig | undefined> {
+    if (content === undefined && parsedInput === undefined) return undefined;
+    const text = content ?? writeYaml(parsedInput!);
+    const result = parseRunnableConfig(text, { enabledProviders: await this.enabledProviders.list(accountId) });
+    const errors = result.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
+    if (!result.parsed || errors.length > 0) {
+      const details: ErrorDetail[] = errors.map(({ severity: _severity, ...detail }) => detail);
+      const first = errors[0]!;
+      const source = content === undefined ? 'config_content_parsed' : 'config_content';
+      throw ApiError.badRequest(`invalid ${source}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
+    }
+    return {
+      config_content: text,
+      config_content_parsed: result.parsed,
+      config_content_type: result.type,
+      config_content_sha256: await sha256Hex(text),
+    };
+  }
+}
+
+function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationError(result.error);
+  return result.data;
+}
+
+/** An object too deep to serialise is bad input, not a server error. */
+function writeYaml(config: Record<string, unknown>): string {
+  try {
+    return formatRunnableConfig(config);
+  } catch (error) {
+    throw ApiError.badRequest(`config_content_parsed cannot be written as YAML: ${(error as Error).message}`);
+  }
+}
+
+function conflictOr(error: unknown, id: string): unknown {
+  return error instanceof WriteConflictError ? ApiError.conflict(`runnable ${id} kept changing during the update; retry`) : error;
+}
+
+function sameList(left: readonly string[], right: readonly string[]): boolean {
+  return left.length === right.length && left.every((value, index) => value === right[index]);
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
