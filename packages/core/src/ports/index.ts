@@ -6,3 +6,4 @@ export * from './job-queue';
 export * from './logger';
 export * from './secret-box';
 export * from './password-hasher';
+export * from './model-gateway';
