@@ -9,16 +9,20 @@ import { Database } from '../ports/database';
 import { EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
 import { JobQueue } from '../ports/job-queue';
+import { HttpClient } from '../ports/http-client';
 import { Logger } from '../ports/logger';
 import { PasswordHasher } from '../ports/password-hasher';
+import { PatternMatcher } from '../ports/pattern-matcher';
 import { SecretBox } from '../ports/secret-box';
 import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
+import { GuardedHttpClient } from './node/guarded-http-client';
 import { SilentLogger } from './node/pino-logger';
 import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
 import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
+import { WorkerPatternMatcher } from './node/worker-pattern-matcher';
 import { DatabaseJobQueue, jobMigrations } from './queue/database-job-queue';
 import { openSqlJsDatabase, SqlJsDatabase } from './sqljs/sqljs-database';
 
@@ -32,6 +36,10 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(Logger).toConstantValue(new SilentLogger());
   bind(Metrics).toConstantValue(new MetricsRegistry());
   bind(PasswordHasher).toConstantValue(new ScryptPasswordHasher());
+  bind(HttpClient)
+    .toResolvedValue((config: RunloomConfig) => new GuardedHttpClient({ egress: { allowPrivateNetwork: config.allowPrivateNetwork } }), [RunloomConfig])
+    .inSingletonScope();
+  bind(PatternMatcher).toConstantValue(new WorkerPatternMatcher());
   bind(Database)
     .toResolvedValue((config: RunloomConfig, logger: Logger) => openDatabase(config, logger), [RunloomConfig, Logger])
     .inSingletonScope();

@@ -6,4 +6,6 @@ export * from './job-queue';
 export * from './logger';
 export * from './secret-box';
 export * from './password-hasher';
+export * from './http-client';
+export * from './pattern-matcher';
 export * from './model-gateway';

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { EgressRefusedError, HttpRequestError } from '../../ports/http-client';
+import { describeHttpClientContract, type LoopbackSink, startLoopbackSink } from '../http-client.contract';
+import { GuardedHttpClient, type ResolvedAddress } from './guarded-http-client';
+
+describeHttpClientContract('GuardedHttpClient', (egress) => new GuardedHttpClient({ egress }));
+
+/** A DNS answer per call, in order (the last one repeats), recording the names asked. */
+function scriptedResolver(...answers: ResolvedAddress[][]): { resolve: (hostname: string) => Promise<ResolvedAddress[]>; asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    resolve: async (hostname) => {
+      asked.push(hostname);
+      return answers[Math.min(asked.length, answers.length) - 1]!;
+    },
+  };
+}
+
+const PUBLIC: ResolvedAddress = { address: '93.184.215.14', family: 4 };
+const LOOPBACK: ResolvedAddress = { address: '127.0.0.1', family: 4 };
+
+describe('GuardedHttpClient', () => {
+  let sink: LoopbackSink;
+  beforeEach(async () => {
+    sink = await startLoopbackSink();
+  });
+  afterEach(async () => {
+    await sink.close();
+  });
+
+  it('refuses a name that answered public at the check and private at send time (DNS rebinding), before connecting', async () => {
+    const dns = scriptedResolver([PUBLIC], [LOOPBACK]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false }, resolve: dns.resolve });
+    await client.checkDestination(`http://rebind.test:${sink.port}/`);
+    const error = await client.post({ url: `http://rebind.test:${sink.port}/`, body: 'x' }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof EgressRefusedError);
+    assert.equal(error.address, '127.0.0.1');
+    assert.deepEqual(dns.asked, ['rebind.test', 'rebind.test']);
+    assert.equal(sink.connections, 0);
+  });
+
+  it('refuses a name when any one of its addresses is not public', async () => {
+    const dns = scriptedResolver([PUBLIC, { address: '::ffff:169.254.169.254', family: 6 }]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false }, resolve: dns.resolve });
+    const error = await client.post({ url: `http://mixed.test:${sink.port}/`, body: 'x' }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof EgressRefusedError);
+    assert.equal(error.range, 'metadata');
+    assert.equal(sink.connections, 0);
+  });
+
+  it('resolves once per request and connects to the address it checked, never re-resolving', async () => {
+    // Were the name resolved again for the socket it would answer 127.0.0.2, where nothing listens.
+    const dns = scriptedResolver([LOOPBACK], [{ address: '127.0.0.2', family: 4 }]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: true }, resolve: dns.resolve });
+    const response = await client.post({ url: `http://sink.test:${sink.port}/path`, body: 'hello' });
+    assert.equal(response.status, 200);
+    assert.deepEqual(dns.asked, ['sink.test']);
+    assert.equal(sink.requests[0]?.headers.host, `sink.test:${sink.port}`, 'the Host header keeps the name');
+  });
+
+  it('never reuses a socket opened under the permissive policy for a guarded request', async () => {
+    const dns = scriptedResolver([LOOPBACK]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: true }, resolve: dns.resolve });
+    assert.equal((await client.post({ url: `http://sink.test:${sink.port}/`, body: 'x' })).status, 200);
+    const error = await client.post({ url: `http://sink.test:${sink.port}/`, body: 'x', egress: { allowPrivateNetwork: false } }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof EgressRefusedError);
+    assert.equal(sink.requests.length, 1);
+  });
+
+  it('reports a name that does not resolve as kind dns', async () => {
+    const client = new GuardedHttpClient({
+      egress: { allowPrivateNetwork: false },
+      resolve: async () => {
+        throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
+      },
+    });
+    const error = await client.checkDestination('https://nowhere.test/').catch((caught: unknown) => caught);
+    assert.ok(error instanceof HttpRequestError);
+    assert.equal(error.kind, 'dns');
+    assert.match(error.message, /nowhere\.test could not be resolved \(ENOTFOUND\)/);
+  });
+
+  it('times out a resolver that never answers', async () => {
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false }, resolve: () => new Promise(() => undefined) });
+    const error = await client.post({ url: 'http://slow-dns.test/', body: 'x', timeoutMs: 100 }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof HttpRequestError);
+    assert.equal(error.kind, 'timeout');
+  });
+
+  it('refuses a header value with a line break as kind invalid_request', async () => {
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: true } });
+    const error = await client
+      .post({ url: `http://127.0.0.1:${sink.port}/`, headers: { 'x-bad': 'a\r\nInjected: 1' }, body: 'x' })
+      .catch((caught: unknown) => caught);
+    assert.ok(error instanceof HttpRequestError);
+    assert.equal(error.kind, 'invalid_request');
+    assert.equal(sink.requests.length, 0);
+  });
+});
