@@ -38,3 +38,10 @@ export {
   type ConfigDiagnostic,
   type ParsedRunnableConfig,
 } from './domain/runnables/config-schema';
+export { ResourceService, type ReceivedContent } from './domain/resources/resource-service';
+export { ResourceUploads } from './domain/resources/resource-uploads';
+export { ResourceUsage } from './domain/resources/resource-usage';
+export type { Resource, ExternalStorageType } from './domain/resources/resource-record';
+export type { NewResource, ResourcePatch, ResourceListQuery } from './domain/resources/resource-schemas';
+export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
+export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';

@@ -10,6 +10,8 @@ import { ProviderService } from './domain/providers/provider-service';
 import { providersModule } from './domain/providers/providers-module';
 import { RunnableService } from './domain/runnables/runnable-service';
 import { runnablesModule } from './domain/runnables/runnables-module';
+import { ResourceService } from './domain/resources/resource-service';
+import { resourcesModule } from './domain/resources/resources-module';
 import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
@@ -29,7 +31,7 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 }
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
-const featureModules: ContainerModule[] = [authModule, runsModule, providersModule, webhooksModule, goldLabelsModule, runnablesModule];
+const featureModules: ContainerModule[] = [authModule, runsModule, resourcesModule, providersModule, webhooksModule, goldLabelsModule, runnablesModule];
 
 /**
  * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
@@ -68,6 +70,11 @@ export class Runloom {
   /** Runnables: prompt, flow and agent configurations with their version history. */
   get runnables(): RunnableService {
     return this.container.get<RunnableService>(RunnableService);
+  }
+
+  /** Stored resources: uploads, downloads, shared content. */
+  get resources(): ResourceService {
+    return this.container.get<ResourceService>(ResourceService);
   }
 
   /** Web-standard request in, response out: mount it on any server (see server-adapter). */

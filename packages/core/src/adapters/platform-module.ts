@@ -4,6 +4,7 @@ import { RunloomConfig } from '../config';
 import { Metrics, MetricsRegistry } from '../domain/ops/metrics';
 import { Migrations } from '../domain/storage/migrations';
 import { platformMigrations } from '../domain/storage/platform-migrations';
+import { BlobStore } from '../ports/blob-store';
 import { Clock } from '../ports/clock';
 import { Database } from '../ports/database';
 import { EventBus } from '../ports/event-bus';
@@ -13,10 +14,13 @@ import { HttpClient } from '../ports/http-client';
 import { Logger } from '../ports/logger';
 import { PasswordHasher } from '../ports/password-hasher';
 import { PatternMatcher } from '../ports/pattern-matcher';
+import { MultipartParser } from '../ports/multipart-parser';
 import { SecretBox } from '../ports/secret-box';
 import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
+import { BusboyMultipartParser } from './node/busboy-multipart-parser';
+import { LocalDiskBlobStore } from './node/local-disk-blob-store';
 import { GuardedHttpClient } from './node/guarded-http-client';
 import { SilentLogger } from './node/pino-logger';
 import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
@@ -50,6 +54,10 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(EventBus)
     .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
     .inSingletonScope();
+  bind(BlobStore)
+    .toResolvedValue((config: RunloomConfig) => new LocalDiskBlobStore(path.join(config.dataDir, 'blobs')), [RunloomConfig])
+    .inSingletonScope();
+  bind(MultipartParser).toConstantValue(new BusboyMultipartParser());
   bind(Migrations).toConstantValue(jobMigrations);
   bind(JobQueue)
     .toResolvedValue(

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { EXTERNAL_STORAGE_TYPES } from './resource-record';
+
+/** No name, path or tag may hold control characters: they break logs, headers and file systems. */
+function noControlCharacters(value: string): boolean {
+  for (let index = 0; index < value.length; index += 1) {
+    const code = value.charCodeAt(index);
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
+const MAX_METADATA_BYTES = 256 * 1024;
+
+const name = z
+  .string()
+  .min(1, 'name must not be empty')
+  .max(1024, 'name must be at most 1024 characters')
+  .refine(noControlCharacters, 'name must not contain control characters')
+  .describe('file-like name, e.g. report.pdf');
+const directoryPath = z
+  .string()
+  .max(4096, 'directory_path must be at most 4096 characters')
+  .refine(noControlCharacters, 'directory_path must not contain control characters')
+  .describe('directory containing the resource, e.g. /contracts/2024; default /');
+const tag = z
+  .string()
+  .min(1, 'a tag must not be empty')
+  .max(256, 'a tag must be at most 256 characters')
+  .refine((value) => noControlCharacters(value) && !value.includes(','), 'a tag must not contain commas or control characters');
+const tags = z.array(tag).max(100, 'at most 100 tags');
+const metadata = z
+  .record(z.string(), z.unknown())
+  .nullable()
+  .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
+  .describe('free-form JSON object');
+const mimeType = z
+  .string()
+  .max(255, 'mime_type must be at most 255 characters')
+  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'mime_type must look like type/subtype, e.g. application/pdf')
+  .refine(noControlCharacters, 'mime_type must not contain control characters');
+const optionalText = (max: number, field: string) =>
+  z.string().max(max, `${field} must be at most ${max} characters`).refine(noControlCharacters, `${field} must not contain control characters`).nullable();
+
+/** Fields a caller may set, on upload and with PATCH. `original_uri` and the `external_*` fields are kept as given. */
+const editableFields = {
+  name,
+  directory_path: directoryPath,
+  tags,
+  metadata,
+  original_uri: optionalText(4096, 'original_uri').describe('original address of the content, kept as given'),
+  external_id: optionalText(1024, 'external_id'),
+  external_storage_type: z.enum(EXTERNAL_STORAGE_TYPES).nullable(),
+};
+
+/** What creating a resource takes besides its bytes. */
+export const newResourceSchema = z.object({
+  ...editableFields,
+  directory_path: directoryPath.default('/'),
+  tags: tags.default([]),
+  metadata: metadata.default(null),
+  mime_type: mimeType.default('application/octet-stream'),
+  original_uri: editableFields.original_uri.default(null),
+  external_id: editableFields.external_id.default(null),
+  external_storage_type: editableFields.external_storage_type.default(null),
+  created_by: optionalText(256, 'created_by').default(null).describe('user id'),
+});
+export type NewResource = z.input<typeof newResourceSchema>;
+
+/** PATCH body: every given field replaces the stored one; unknown fields are ignored. */
+export const resourcePatchSchema = z.object({
+  ...editableFields,
+  name: name.optional(),
+  directory_path: directoryPath.optional(),
+  tags: tags.nullable().optional().describe('null clears the tags'),
+  metadata: metadata.optional(),
+  original_uri: editableFields.original_uri.optional(),
+  external_id: editableFields.external_id.optional(),
+  external_storage_type: editableFields.external_storage_type.optional(),
+});
+export type ResourcePatch = z.input<typeof resourcePatchSchema>;
+
+/** A query value that may be repeated (`?tags=a&tags=b`), each also a comma-separated list. */
+const tagList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((entry) => entry.split(',')).filter((entry) => entry.length > 0))
+  .describe('tags the resource must all have: repeated, or comma-separated');
+
+export const listQuerySchema = z.object({
+  directory_path: z.string().optional().describe('only resources in exactly this directory'),
+  tags: tagList.optional(),
+  limit: z.coerce.number().int('limit must be an integer').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(50),
+  offset: z.coerce.number().int('offset must be an integer').min(0, 'offset must be at least 0').default(0),
+});
+export type ResourceListQuery = z.output<typeof listQuerySchema>;
+
+export const resourceSchema = z.object({
+  id: z.string(),
+  account_id: z.string(),
+  name: z.string(),
+  directory_path: z.string(),
+  mime_type: z.string(),
+  sha256: z.string().describe('lowercase hex SHA-256 of the content'),
+  original_uri: z.string().nullable(),
+  external_id: z.string().nullable(),
+  external_storage_type: z.enum(EXTERNAL_STORAGE_TYPES).nullable(),
+  storage_bucket: z.string(),
+  storage_key: z.string(),
+  size_bytes: z.number().int(),
+  tags: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  created_by: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const resourceIdParams = z.object({ id: z.uuid('id must be a UUID') });

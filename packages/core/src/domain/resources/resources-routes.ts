@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import { ApiError } from '../../http/api-error';
+import { apiErrorBody } from '../../http/error-schema';
+import { route, type RouteDefinition } from '../../http/route';
+import { entityTag, noneMatch, parseRange, rangeStillApplies } from './byte-range';
+import type { Resource } from './resource-record';
+import { listQuerySchema, resourceIdParams, resourcePatchSchema, resourceSchema } from './resource-schemas';
+import type { ResourceService } from './resource-service';
+import { ResourceUploads, uploadFieldsFromQuery } from './resource-uploads';
+
+const uploadQuery = z.object({
+  name: z.string().optional().describe('required for a raw upload; in a form, defaults to the file part’s filename'),
+  directory_path: z.string().optional(),
+  tags: z.union([z.string(), z.array(z.string())]).optional().describe('repeated, or one JSON array'),
+  metadata: z.string().optional().describe('a JSON object, as text'),
+  original_uri: z.string().optional(),
+  external_id: z.string().optional(),
+  external_storage_type: z.string().optional().describe('s3, gcs or azure_blob'),
+  created_by: z.string().optional(),
+});
+
+const UPLOAD_DESCRIPTION =
+  'Either multipart/form-data with one part named `file` (the content; its Content-Type becomes mime_type) and text fields ' +
+  '`name`, `directory_path`, `tags` (repeated, or one JSON array), `metadata` (JSON object text), `original_uri`, `external_id`, ' +
+  '`external_storage_type`, `created_by` — before or after the file part — or the raw bytes with `?name=&directory_path=` and the ' +
+  'body’s Content-Type as mime_type. Query parameters give the same fields; form fields override them.';
+
+const errors = {
+  400: { description: 'invalid fields or body', schema: apiErrorBody },
+  401: { description: 'missing or invalid bearer token', schema: apiErrorBody },
+  404: { description: 'no such resource in this account', schema: apiErrorBody },
+};
+
+export function resourcesRoutes(resources: ResourceService, uploads: ResourceUploads): RouteDefinition[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/resources',
+      tag: 'resources',
+      summary: 'Upload a resource (multipart form or raw bytes), streamed into the blob store',
+      query: uploadQuery,
+      body: { stream: { mediaTypes: ['multipart/form-data', '*/*'], description: UPLOAD_DESCRIPTION } },
+      responses: {
+        201: { description: 'the stored resource', schema: resourceSchema },
+        400: errors[400],
+        401: errors[401],
+        413: { description: 'the content is over the upload limit', schema: apiErrorBody },
+      },
+      handle: async ({ principal, query, body, request }) => {
+        const contentType = request.headers.get('content-type');
+        const fields = uploadFieldsFromQuery(query);
+        const stream = body as ReadableStream<Uint8Array> | null;
+        const resource =
+          contentType !== null && /^multipart\/form-data\s*(;|$)/i.test(contentType)
+            ? await uploads.fromForm(principal.accountId, stream ?? emptyBody(), contentType, fields)
+            : await uploads.fromBytes(principal.accountId, stream, { contentType, contentLength: declaredLength(request) }, fields);
+        return { status: 201, body: resource };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/resources',
+      tag: 'resources',
+      summary: 'List resources, oldest first, by directory and tags (all must match)',
+      query: listQuerySchema,
+      responses: { 200: { description: 'a page of resources', schema: z.array(resourceSchema) }, 400: errors[400], 401: errors[401] },
+      handle: async ({ principal, query }) => ({ status: 200, body: await resources.list(principal.accountId, query) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/resource/{id}',
+      tag: 'resources',
+      summary: 'Get a resource record',
+      params: resourceIdParams,
+      responses: { 200: { description: 'the resource', schema: resourceSchema }, 401: errors[401], 404: errors[404] },
+      handle: async ({ principal, params }) => ({ status: 200, body: await resources.get(principal.accountId, params.id) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/resource/{id}/content',
+      tag: 'resources',
+      summary: 'Download the content: ETag is the sha256; If-None-Match and single byte ranges are honoured',
+      params: resourceIdParams,
+      responses: {
+        200: { description: 'the whole content', contentType: 'application/octet-stream' },
+        206: { description: 'the requested byte range, with Content-Range', contentType: 'application/octet-stream' },
+        304: { description: 'If-None-Match matched the ETag' },
+        401: errors[401],
+        404: errors[404],
+        416: { description: 'the range starts past the end of the content', schema: apiErrorBody },
+      },
+      handle: async ({ principal, params, request }) => contentResponse(resources, await resources.get(principal.accountId, params.id), request),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/v1/resource/{id}',
+      tag: 'resources',
+      summary: 'Change name, directory_path, tags, metadata, original_uri or the external_* fields',
+      params: resourceIdParams,
+      body: { json: resourcePatchSchema },
+      responses: { 200: { description: 'the updated resource', schema: resourceSchema }, ...errors },
+      handle: async ({ principal, params, body }) => ({ status: 200, body: await resources.update(principal.accountId, params.id, body) }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/resource/{id}',
+      tag: 'resources',
+      summary: 'Delete a resource; its bytes go when no other resource shares them',
+      params: resourceIdParams,
+      responses: {
+        200: { description: 'deleted', schema: z.object({ id: z.string() }) },
+        401: errors[401],
+        404: errors[404],
+        409: { description: 'a queued or running run embeds the resource', schema: apiErrorBody },
+      },
+      handle: async ({ principal, params }) => ({ status: 200, body: await resources.delete(principal.accountId, params.id) }),
+    }),
+  ];
+}
+
+async function contentResponse(resources: ResourceService, resource: Resource, request: Request): Promise<Response> {
+  const etag = entityTag(resource.sha256);
+  const common = {
+    etag,
+    'accept-ranges': 'bytes',
+    'cache-control': 'private, no-cache',
+    'content-disposition': contentDisposition(resource.name),
+  };
+  if (noneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: common });
+  const size = resource.size_bytes;
+  const answer = rangeStillApplies(request.headers.get('if-range'), etag) ? parseRange(request.headers.get('range'), size) : { kind: 'whole' as const };
+  if (answer.kind === 'unsatisfiable') {
+    throw new ApiError('RANGE_NOT_SATISFIABLE', `the range starts past the end of the content (${size} bytes)`, undefined, {
+      'content-range': `bytes */${size}`,
+    });
+  }
+  const headers = { ...common, 'content-type': resource.mime_type };
+  if (answer.kind === 'whole') {
+    return new Response(await resources.readContent(resource), { status: 200, headers: { ...headers, 'content-length': String(size) } });
+  }
+  const { start, end } = answer.range;
+  return new Response(await resources.readContent(resource, answer.range), {
+    status: 206,
+    headers: { ...headers, 'content-length': String(end - start + 1), 'content-range': `bytes ${start}-${end}/${size}` },
+  });
+}
+
+/** `inline` with the name, ASCII-safe, and exact in RFC 5987 form for any other characters. */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `inline; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+function declaredLength(request: Request): number | null {
+  const header = request.headers.get('content-length');
+  return header === null || !/^\d+$/.test(header) ? null : Number(header);
+}
+
+function emptyBody(): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+}
