@@ -372,11 +372,20 @@ describe('runnables over HTTP', () => {
       );
     });
 
-    it('refuses a configuration object too deeply nested to write, as 400', async () => {
-      const depth = 20_000;
-      const body = `{"name": "deep", "config_content_parsed": {"prompt": {"system": "x"}, "deep": ${'['.repeat(depth)}"leaf"${']'.repeat(depth)}}}`;
-      const response = await t.request('/v1/runnables', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      assert.equal(response.status, 400);
+    it('refuses configuration text nested too deeply to read, as 400', async () => {
+      const depth = 2000;
+      const answer = await expect400({ name: 'deep', config_content: `prompt: {system: x}\ndeep: ${'['.repeat(depth)}${']'.repeat(depth)}\n` }, '');
+      assert.match(answer.error, /nested too deeply/);
+    });
+
+    it('refuses, through the service API, a configuration object too deeply nested to write', async () => {
+      let nested: unknown = 'leaf';
+      for (let level = 0; level < 20_000; level++) nested = [nested];
+      const principal = { accountId: 'acct-a', clientId: 'service-caller' };
+      await assert.rejects(t.runloom.runnables.create(principal, { name: 'deep', config_content_parsed: { prompt: { system: 'x' }, deep: nested } }), {
+        name: 'ApiError',
+        status: 400,
+      });
     });
 
     it('refuses a body over 1 MiB with 413, another media type with 415, malformed JSON with 400', async () => {
