@@ -45,3 +45,7 @@ export type { Resource, ExternalStorageType } from './domain/resources/resource-
 export type { NewResource, ResourcePatch, ResourceListQuery } from './domain/resources/resource-schemas';
 export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
 export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';
+export { modelsModule } from './adapters/models/models-module';
+export { AiSdkModelGateway, type AiSdkModelGatewayOptions } from './adapters/models/ai-sdk-gateway';
+export { ModelVendors, defaultModelVendors } from './adapters/models/model-vendors';
+export type { ModelVendor } from './adapters/models/model-vendor';

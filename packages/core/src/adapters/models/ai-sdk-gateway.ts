@@ -1,0 +1,233 @@
+import {
+  jsonSchema,
+  Output,
+  streamText,
+  tool,
+  type JSONSchema7,
+  type JSONValue,
+  type ModelMessage as SdkMessage,
+  type ToolChoice,
+  type ToolSet,
+} from 'ai';
+import type { ValidateFunction } from 'ajv';
+import { compileJsonSchema } from '../../domain/runnables/json-schema';
+import type { Logger } from '../../ports/logger';
+import {
+  collectModelResponse,
+  ModelCallError,
+  type ModelGateway,
+  type ModelMessage,
+  type ModelParams,
+  type ModelRequest,
+  type ModelResponse,
+  type ModelStreamEvent,
+  type ModelToolChoice,
+  type ToolResultPart,
+} from '../../ports/model-gateway';
+import { credentialScrubber, toModelCallError } from './model-call-errors';
+import type { ModelVendors } from './model-vendors';
+
+export interface AiSdkModelGatewayOptions {
+  /** Retries of a failed request (429, 5xx, network) with the SDK's exponential backoff; default 2. */
+  maxRetries?: number;
+  /** Receives the vendor's call warnings (an unsupported setting, …). */
+  logger?: Logger;
+}
+
+/**
+ * `ModelGateway` over the AI SDK's `streamText`: the vendor adapter builds the model from the
+ * call's credentials, `fullStream` parts become port events (`textStream` would swallow errors).
+ * One step only: tool calls come back as events for the caller's agent loop to run.
+ */
+export class AiSdkModelGateway implements ModelGateway {
+  constructor(
+    private readonly vendors: ModelVendors,
+    private readonly options: AiSdkModelGatewayOptions = {},
+  ) {
+    // Warnings are reported per call below; the SDK would also print them to the console, unless
+    // the host has chosen its own handling of this process-wide setting.
+    globalThis.AI_SDK_LOG_WARNINGS ??= false;
+  }
+
+  generate(request: ModelRequest): Promise<ModelResponse> {
+    return collectModelResponse(this.stream(request));
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent, void, undefined> {
+    const { provider } = request;
+    const scrub = credentialScrubber(request.credentials);
+    // Aborted when the caller stops iterating before the end, so the vendor request does not linger.
+    const cancel = new AbortController();
+    const abortSignal = request.signal ? AbortSignal.any([request.signal, cancel.signal]) : cancel.signal;
+    let ended = false;
+    const end = (event: ModelStreamEvent): ModelStreamEvent => {
+      ended = true;
+      return event;
+    };
+    const failure = (error: unknown): ModelStreamEvent =>
+      end({ type: 'error', error: toModelCallError(provider, error, request.signal, scrub) });
+    try {
+      if (request.signal?.aborted) {
+        yield failure(request.signal.reason);
+        return;
+      }
+      let result;
+      try {
+        const model = this.vendors.get(provider).languageModel(request.model, request.credentials);
+        result = streamText({
+          model,
+          system: request.system,
+          messages: request.messages.map(toSdkMessage),
+          tools: toSdkTools(request),
+          toolChoice: request.toolChoice === undefined ? undefined : toSdkToolChoice(request.toolChoice),
+          output: request.responseSchema ? structuredOutput(provider, request.responseSchema) : undefined,
+          ...callSettings(request.params),
+          maxRetries: this.options.maxRetries ?? 2,
+          abortSignal,
+          // Errors arrive as `error` parts of fullStream; the default handler would also log them.
+          onError: () => {},
+        });
+      } catch (error) {
+        yield failure(error);
+        return;
+      }
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'start-step':
+            for (const warning of part.warnings) {
+              this.options.logger?.warn({ provider, model: request.model, warning }, 'model call warning');
+            }
+            break;
+          case 'text-delta':
+            if (part.text !== '') yield { type: 'text-delta', text: part.text };
+            break;
+          case 'tool-call':
+            yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input };
+            break;
+          case 'error':
+            yield failure(part.error);
+            return;
+          case 'abort':
+            yield failure(request.signal?.reason ?? new DOMException('the model call was aborted', 'AbortError'));
+            return;
+          case 'finish': {
+            let object: unknown;
+            if (request.responseSchema) {
+              try {
+                object = await result.output;
+              } catch (error) {
+                yield failure(error);
+                return;
+              }
+            }
+            yield end({
+              type: 'finish',
+              // The port's finish reasons are the SDK's; the compiler flags any the SDK adds.
+              finishReason: part.finishReason,
+              usage: { input_tokens: part.totalUsage.inputTokens ?? 0, output_tokens: part.totalUsage.outputTokens ?? 0 },
+              ...(request.responseSchema ? { object } : {}),
+            });
+            return;
+          }
+        }
+      }
+      yield failure(new Error('the stream ended without a finish'));
+    } finally {
+      if (!ended) cancel.abort();
+    }
+  }
+}
+
+function toSdkMessage(message: ModelMessage): SdkMessage {
+  switch (message.role) {
+    case 'user':
+      return {
+        role: 'user',
+        content:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((part) =>
+                part.type === 'text'
+                  ? { type: 'text', text: part.text }
+                  : { type: 'file', data: part.data, mediaType: part.mediaType, ...(part.filename ? { filename: part.filename } : {}) },
+              ),
+      };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((part) =>
+                part.type === 'text'
+                  ? { type: 'text', text: part.text }
+                  : { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
+              ),
+      };
+    case 'tool':
+      return {
+        role: 'tool',
+        content: message.content.map((part) => ({
+          type: 'tool-result',
+          toolCallId: part.toolCallId,
+          toolName: part.toolName,
+          output: toToolOutput(part),
+        })),
+      };
+  }
+}
+
+function toToolOutput(part: ToolResultPart) {
+  const value = part.output;
+  if (typeof value === 'string') return part.isError ? { type: 'error-text' as const, value } : { type: 'text' as const, value };
+  const json = (value ?? null) as JSONValue;
+  return part.isError ? { type: 'error-json' as const, value: json } : { type: 'json' as const, value: json };
+}
+
+function toSdkTools(request: ModelRequest): ToolSet | undefined {
+  if (!request.tools?.length) return undefined;
+  return Object.fromEntries(
+    request.tools.map((definition) => [
+      definition.name,
+      tool({ description: definition.description, inputSchema: jsonSchema(definition.inputSchema as JSONSchema7) }),
+    ]),
+  );
+}
+
+function toSdkToolChoice(choice: ModelToolChoice): ToolChoice<ToolSet> {
+  return typeof choice === 'string' ? choice : { type: 'tool', toolName: choice.toolName };
+}
+
+/** Structured output: the vendor's JSON mode with the schema, and the answer checked against it. */
+function structuredOutput(provider: string, responseSchema: NonNullable<ModelRequest['responseSchema']>) {
+  let validate: ValidateFunction;
+  try {
+    validate = compileJsonSchema(responseSchema.schema as Record<string, unknown>);
+  } catch (error) {
+    throw new ModelCallError('bad_request', provider, `the response schema for ${provider} is not a valid JSON Schema: ${(error as Error).message}`);
+  }
+  const schema = jsonSchema(responseSchema.schema as JSONSchema7, {
+    validate: (value) =>
+      validate(value)
+        ? { success: true, value }
+        : { success: false, error: new Error(describeSchemaErrors(validate.errors ?? [])) },
+  });
+  return Output.object({ schema, name: responseSchema.name, description: responseSchema.description });
+}
+
+function describeSchemaErrors(errors: readonly { instancePath: string; message?: string }[]): string {
+  return errors.map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`).join('; ');
+}
+
+function callSettings(params: ModelParams = {}) {
+  return {
+    temperature: params.temperature,
+    maxOutputTokens: params.max_tokens ?? params.maxOutputTokens,
+    topP: params.top_p,
+    topK: params.top_k,
+    stopSequences: typeof params.stop === 'string' ? [params.stop] : params.stop,
+    presencePenalty: params.presence_penalty,
+    frequencyPenalty: params.frequency_penalty,
+    seed: params.seed,
+  };
+}

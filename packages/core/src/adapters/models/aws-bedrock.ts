@@ -1,0 +1,25 @@
+import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
+import { baseUrlCredential, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
+
+/**
+ * Amazon Bedrock Converse API (`/model/{modelId}/converse-stream`, AWS event stream), signed with
+ * SigV4 from access keys or authorised with a Bedrock API key.
+ */
+export const awsBedrockVendor: ModelVendor = {
+  provider: 'aws-bedrock',
+  languageModel(model, credentials) {
+    const region = requiredCredential('aws-bedrock', credentials, 'region');
+    const baseURL = baseUrlCredential('aws-bedrock', credentials, '/');
+    const apiKey = optionalCredential('aws-bedrock', credentials, 'api_key');
+    if (apiKey !== undefined) return createAmazonBedrock({ region, baseURL, apiKey })(model);
+    return createAmazonBedrock({
+      region,
+      baseURL,
+      // An empty key keeps the SDK from picking up AWS_BEARER_TOKEN_BEDROCK from the host's env.
+      apiKey: '',
+      accessKeyId: requiredCredential('aws-bedrock', credentials, 'access_key_id'),
+      secretAccessKey: requiredCredential('aws-bedrock', credentials, 'secret_access_key'),
+      sessionToken: optionalCredential('aws-bedrock', credentials, 'session_token'),
+    })(model);
+  },
+};

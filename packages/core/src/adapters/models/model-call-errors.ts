@@ -1,0 +1,132 @@
+import {
+  APICallError,
+  InvalidArgumentError,
+  InvalidPromptError,
+  NoObjectGeneratedError,
+  RetryError,
+  UnsupportedFunctionalityError,
+} from 'ai';
+import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
+
+/** Credential fields that are addresses or names, not secrets. */
+const PUBLIC_FIELDS = new Set(['base_url', 'region', 'resource_name', 'api_version']);
+
+const MAX_VENDOR_MESSAGE = 300;
+
+/** Removes every credential value from text that may echo one (vendor messages, causes). */
+export function credentialScrubber(credentials: ModelCredentials): (text: string) => string {
+  const secrets: string[] = [];
+  for (const [field, value] of Object.entries(credentials)) {
+    if (typeof value !== 'string' || value.length < 4) continue;
+    if (!PUBLIC_FIELDS.has(field)) secrets.push(value);
+    else if (field === 'base_url') secrets.push(...urlUserInfo(value));
+  }
+  secrets.sort((a, b) => b.length - a.length);
+  return (text) => secrets.reduce((scrubbed, secret) => scrubbed.split(secret).join('[redacted]'), text);
+}
+
+/**
+ * Maps whatever a model call threw (AI SDK errors, fetch failures, aborts) to a `ModelCallError`
+ * naming `provider`, with the vendor's status when it answered and no credential in the message.
+ */
+export function toModelCallError(
+  provider: string,
+  error: unknown,
+  signal: AbortSignal | undefined,
+  scrub: (text: string) => string,
+): ModelCallError {
+  if (error instanceof ModelCallError) return error;
+  if (signal?.aborted || isAbortError(error)) {
+    return isTimeout(signal?.reason) || isTimeout(error)
+      ? new ModelCallError('timeout', provider, `${provider} call timed out`)
+      : new ModelCallError('aborted', provider, `${provider} call was aborted`);
+  }
+  if (RetryError.isInstance(error)) return toModelCallError(provider, error.lastError, signal, scrub);
+  if (APICallError.isInstance(error)) return fromApiCallError(provider, error, scrub);
+  if (NoObjectGeneratedError.isInstance(error)) {
+    // The innermost cause says what is wrong: unparsable JSON, or which field breaks the schema.
+    const reason = scrub(describe(innermostCause(error)));
+    return new ModelCallError('vendor_error', provider, `${provider} answered without an object matching the response schema: ${reason}`);
+  }
+  const message = scrub(describe(error));
+  if (
+    UnsupportedFunctionalityError.isInstance(error) ||
+    InvalidPromptError.isInstance(error) ||
+    InvalidArgumentError.isInstance(error)
+  ) {
+    return new ModelCallError('bad_request', provider, `${provider} cannot take this request: ${message}`);
+  }
+  return new ModelCallError('vendor_error', provider, `${provider} call failed: ${message}`);
+}
+
+function fromApiCallError(provider: string, error: APICallError, scrub: (text: string) => string): ModelCallError {
+  const status = error.statusCode;
+  const vendorMessage = scrub(describe(error));
+  if (status === undefined) {
+    const cause = scrub(describe(innermostCause(error)));
+    if (causeChain(error).some(isTimeout)) return new ModelCallError('timeout', provider, `${provider} did not answer in time (${hostOf(error.url)})`);
+    return new ModelCallError('vendor_error', provider, `${provider} could not be reached at ${hostOf(error.url)}: ${cause}`);
+  }
+  // Gemini answers a wrong key with 400 API_KEY_INVALID rather than 401.
+  if (status === 401 || status === 403 || (status === 400 && /API_KEY_INVALID/.test(error.responseBody ?? ''))) {
+    // The vendor's own text is left out: some echo part of the key they refused.
+    return new ModelCallError('auth_failed', provider, `${provider} rejected the credentials (HTTP ${status}); check the ${provider} provider configuration`, status);
+  }
+  if (status === 429) return new ModelCallError('rate_limited', provider, `${provider} rate limit reached (HTTP 429): ${vendorMessage}`, status);
+  if (status === 408 || status === 504) return new ModelCallError('timeout', provider, `${provider} timed out (HTTP ${status}): ${vendorMessage}`, status);
+  if (status >= 400 && status < 500) {
+    return new ModelCallError('bad_request', provider, `${provider} rejected the request (HTTP ${status}): ${vendorMessage}`, status);
+  }
+  return new ModelCallError('vendor_error', provider, `${provider} failed (HTTP ${status}): ${vendorMessage}`, status);
+}
+
+function describe(error: unknown): string {
+  const text =
+    error instanceof Error
+      ? error.message
+      : typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string'
+        ? (error as { message: string }).message
+        : String(error);
+  return text.length > MAX_VENDOR_MESSAGE ? `${text.slice(0, MAX_VENDOR_MESSAGE)}…` : text;
+}
+
+/** `error`, its `cause`, the cause's cause…: fetch hides the socket error two levels down. */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && current !== null && chain.length < 5; ) {
+    chain.push(current);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return chain;
+}
+
+function innermostCause(error: unknown): unknown {
+  return causeChain(error).at(-1);
+}
+
+function isAbortError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
+function isTimeout(value: unknown): boolean {
+  if (!(value instanceof Error)) return false;
+  const code = (value as { code?: unknown }).code;
+  return value.name === 'TimeoutError' || (typeof code === 'string' && /TIMEOUT/.test(code));
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'its endpoint';
+  }
+}
+
+function urlUserInfo(value: string): string[] {
+  try {
+    const url = new URL(value);
+    return [url.username, url.password, decodeURIComponent(url.password)].filter((part) => part.length >= 4);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,56 @@
+import type { LanguageModel } from 'ai';
+import type { ProviderName } from '../../domain/providers/provider-names';
+import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
+
+/**
+ * One model vendor: builds the AI SDK model of a call from the account's decrypted credentials.
+ * A vendor keeps nothing between calls, so credentials live only as long as the call.
+ */
+export interface ModelVendor {
+  readonly provider: ProviderName;
+  /** Throws `ModelCallError` `provider_not_configured` when a required credential is missing. */
+  languageModel(model: string, credentials: ModelCredentials): LanguageModel;
+}
+
+/** A required credential field: a non-empty string. */
+export function requiredCredential(provider: ProviderName, credentials: ModelCredentials, field: string): string {
+  const value = optionalCredential(provider, credentials, field);
+  if (value === undefined) throw ModelCallError.providerNotConfigured(provider, `credentials need ${field}`);
+  return value;
+}
+
+export function optionalCredential(
+  provider: ProviderName,
+  credentials: ModelCredentials,
+  field: string,
+): string | undefined {
+  const value = (credentials as Readonly<Record<string, unknown>>)[field];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw ModelCallError.providerNotConfigured(provider, `${field} must be a string`);
+  return value;
+}
+
+/**
+ * The credentials' `base_url`, with `defaultPath` appended when it names only an origin, so
+ * `http://proxy:8080` and `http://proxy:8080/v1` both reach `/v1/...`. Undefined when unset.
+ */
+export function baseUrlCredential(
+  provider: ProviderName,
+  credentials: ModelCredentials,
+  defaultPath: string,
+): string | undefined {
+  const baseUrl = optionalCredential(provider, credentials, 'base_url');
+  if (baseUrl === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw ModelCallError.providerNotConfigured(provider, 'base_url is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw ModelCallError.providerNotConfigured(provider, 'base_url must be an http or https URL');
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = path === '' ? defaultPath : path;
+  return url.toString().replace(/\/+$/, '');
+}

@@ -1,0 +1,14 @@
+import { ContainerModule } from 'inversify';
+import { Logger } from '../../ports/logger';
+import { ModelGateway } from '../../ports/model-gateway';
+import { AiSdkModelGateway } from './ai-sdk-gateway';
+import { ModelVendors } from './model-vendors';
+
+/** The model gateway over the seven vendor adapters. Hosts rebind `ModelGateway` to replace it. */
+export const modelsModule = new ContainerModule(({ bind }) => {
+  bind(ModelVendors).toConstantValue(new ModelVendors());
+  bind(ModelGateway).toResolvedValue(
+    (vendors: ModelVendors, logger: Logger) => new AiSdkModelGateway(vendors, { logger }),
+    [ModelVendors, Logger],
+  );
+});
