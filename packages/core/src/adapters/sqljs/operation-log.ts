@@ -1,7 +1,6 @@
 import { closeSync, fdatasync, fsync as fsyncCallback, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, statSync, writevSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Logger } from '../../ports/logger';
 import { decodeSegment, encodeFrame, fsyncDirectory, listSegments, type LogRecord, type Segment, segmentPath } from './log-format';
@@ -22,11 +21,23 @@ interface Pending extends Waiter {
   record: LogRecord;
 }
 
+/** A group of records written to the segment whose fdatasync has not returned yet. */
+type SyncingGroup = Pending[];
+
 /**
- * The append-only operation log, written by the main thread. Appends are group-committed: every
- * record appended while one write+fdatasync is in flight goes out in the next one, so one fsync
- * acknowledges many writes. A segment past `segmentBytes` is closed and a new one started; the
- * snapshotter later removes segments a snapshot covers.
+ * fdatasyncs allowed in flight at once. A second one lets the next group go to disk while the
+ * first is still syncing, so neither the disk nor the main thread waits for the other; more
+ * would crowd the thread pool other I/O shares.
+ */
+const MAX_SYNCS_IN_FLIGHT = 2;
+
+/**
+ * The append-only operation log, written by the main thread. Appends are group-committed: the
+ * records appended during one turn of the event loop are written together and acknowledged by
+ * one fdatasync. Writes go to the file in order on the main thread; since an fdatasync makes
+ * durable everything written before it started, groups are acknowledged strictly in order. A
+ * segment past `segmentBytes` is closed and a new one started; the snapshotter later removes
+ * segments a snapshot covers.
  */
 export class OperationLog {
   /** Called after each group is durable, in log order (feeds the snapshot replica). */
@@ -34,9 +45,16 @@ export class OperationLog {
   /** Called after a segment is closed, with the last sequence number it holds. */
   onSegmentClosed: (lastSeq: number) => void = () => {};
 
+  /** Appended, not yet written. */
   private queue: Pending[] = [];
+  /** Written, waiting for their fdatasync, oldest first. */
+  private syncing: SyncingGroup[] = [];
+  private issueScheduled = false;
   private rollWaiters: Waiter[] = [];
-  private flushing: Promise<void> | undefined;
+  /** A roll is due: nothing more is written to this segment until it is closed. */
+  private draining = false;
+  private rolling = false;
+  private idleWaiters: (() => void)[] = [];
   private failure: Error | undefined;
   private closed = false;
 
@@ -131,23 +149,24 @@ export class OperationLog {
     const record = { seq: this.lastSeq, payload };
     return new Promise((resolve, reject) => {
       this.queue.push({ frame: encodeFrame(record.seq, payload), record, resolve, reject });
-      this.flushing ??= this.flushLoop();
+      this.scheduleIssue();
     });
   }
 
-  /** Closes the current segment (when it holds records) once everything appended so far is durable. */
+  /** Closes the current segment (when it holds records) once what it holds is durable. */
   roll(): Promise<void> {
     const unavailable = this.unavailable();
     if (unavailable) return Promise.reject(unavailable);
     return new Promise((resolve, reject) => {
       this.rollWaiters.push({ resolve, reject });
-      this.flushing ??= this.flushLoop();
+      this.scheduleIssue();
     });
   }
 
-  /** Resolves when everything appended so far has been written (or has failed). */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+  /** Resolves once everything appended so far is durable (or has failed). */
+  flush(): Promise<void> {
+    if (this.idle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Deletes the closed segments whose every record is at or below `seq` (a snapshot holds them). */
@@ -169,64 +188,109 @@ export class OperationLog {
     return undefined;
   }
 
-  private async flushLoop(): Promise<void> {
-    try {
-      // Writers that arrive in the same turn of the event loop share the first fsync too.
-      await nextTurn();
-      while (this.queue.length > 0 || this.rollWaiters.length > 0) {
-        const group = this.queue;
-        this.queue = [];
-        const waiters = this.rollWaiters;
-        this.rollWaiters = [];
-        try {
-          if (group.length > 0) await this.writeGroup(group);
-          if (this.activeBytes > 0 && (this.activeBytes >= this.segmentBytes || waiters.length > 0)) await this.rollSegment();
-        } catch (error) {
-          this.fail(error, [...group, ...waiters]);
-          return;
-        }
-        for (const waiter of waiters) waiter.resolve();
-      }
-    } finally {
-      this.flushing = undefined;
-    }
+  private idle(): boolean {
+    if (this.failure) return true;
+    return !this.issueScheduled && !this.rolling && this.queue.length === 0 && this.syncing.length === 0 && this.rollWaiters.length === 0;
   }
 
-  private async writeGroup(group: Pending[]): Promise<void> {
+  /** Writers that arrive in the same turn of the event loop share one write and one fdatasync. */
+  private scheduleIssue(): void {
+    if (this.issueScheduled) return;
+    this.issueScheduled = true;
+    setImmediate(() => {
+      this.issueScheduled = false;
+      this.issue();
+    });
+  }
+
+  /** Writes the queued group when an fdatasync slot is free, and rolls the segment when due. */
+  private issue(): void {
+    if (this.failure || this.rolling) return;
+    if (this.rollWaiters.length > 0 || this.activeBytes >= this.segmentBytes) this.draining = true;
+    if (!this.draining && this.queue.length > 0 && this.syncing.length < MAX_SYNCS_IN_FLIGHT) this.writeQueued();
+    if (this.draining && this.syncing.length === 0) void this.rollSegment();
+    this.notifyIfIdle();
+  }
+
+  private writeQueued(): void {
+    const group = this.queue;
+    this.queue = [];
     const frames = group.map((entry) => entry.frame);
     const bytes = frames.reduce((total, frame) => total + frame.length, 0);
-    // Appending to the page cache is a copy: doing it here costs less than a thread-pool round
-    // trip. Only the fdatasync waits for the disk, off the main thread.
-    const written = writevSync(this.fd, frames);
-    if (written !== bytes) throw new Error(`wrote ${written} of ${bytes} bytes (is the disk full?)`);
-    await datasync(this.fd);
+    try {
+      // Appending to the page cache is a copy: doing it here costs less than a thread-pool round
+      // trip, and keeps the groups in order in the file. Only the fdatasync waits for the disk.
+      const written = writevSync(this.fd, frames);
+      if (written !== bytes) throw new Error(`wrote ${written} of ${bytes} bytes (is the disk full?)`);
+    } catch (error) {
+      this.fail(error, group);
+      return;
+    }
     this.activeBytes += bytes;
-    this.durable = group.at(-1)!.record.seq;
-    this.onDurable(group.map((entry) => entry.record));
-    for (const entry of group) entry.resolve();
+    this.syncing.push(group);
+    fdatasync(this.fd, (error) => this.synced(group, error));
+  }
+
+  private synced(group: SyncingGroup, error: Error | null): void {
+    if (this.failure) return;
+    if (error) {
+      this.fail(error, []);
+      return;
+    }
+    // This fdatasync covered every byte written before it started: its group and all older ones.
+    const index = this.syncing.indexOf(group);
+    if (index >= 0) {
+      const durable = this.syncing.splice(0, index + 1).flat();
+      this.durable = durable.at(-1)!.record.seq;
+      this.onDurable(durable.map((entry) => entry.record));
+      for (const entry of durable) entry.resolve();
+    }
+    this.issue();
   }
 
   private async rollSegment(): Promise<void> {
-    const closedLastSeq = this.durable;
-    closeSync(this.fd);
-    const segment = { startSeq: closedLastSeq + 1, path: segmentPath(this.dir, closedLastSeq + 1) };
-    this.fd = openSync(segment.path, 'a');
-    await syncDirectory(this.dir);
-    this.segments.push(segment);
-    this.activeBytes = 0;
-    this.onSegmentClosed(closedLastSeq);
+    this.rolling = true;
+    const waiters = this.rollWaiters;
+    this.rollWaiters = [];
+    try {
+      if (this.activeBytes > 0) {
+        // Nothing is syncing: every record written to this segment is durable.
+        const closedLastSeq = this.durable;
+        closeSync(this.fd);
+        const segment = { startSeq: closedLastSeq + 1, path: segmentPath(this.dir, closedLastSeq + 1) };
+        this.fd = openSync(segment.path, 'a');
+        await syncDirectory(this.dir);
+        this.segments.push(segment);
+        this.activeBytes = 0;
+        this.onSegmentClosed(closedLastSeq);
+      }
+    } catch (error) {
+      this.rolling = false;
+      this.fail(error, waiters);
+      return;
+    }
+    this.rolling = false;
+    this.draining = false;
+    for (const waiter of waiters) waiter.resolve();
+    this.issue();
   }
 
   private fail(cause: unknown, waiting: Waiter[]): void {
     const reason = cause instanceof Error ? cause.message : String(cause);
     this.failure = new Error(`writing the operation log failed (${reason}); the store refuses writes until it is reopened`, { cause });
-    for (const waiter of [...waiting, ...this.queue, ...this.rollWaiters]) waiter.reject(this.failure);
+    for (const waiter of [...waiting, ...this.syncing.flat(), ...this.queue, ...this.rollWaiters]) waiter.reject(this.failure);
+    this.syncing = [];
     this.queue = [];
     this.rollWaiters = [];
+    this.notifyIfIdle();
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.idle()) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 }
 
-const datasync = promisify(fdatasync);
 const fsync = promisify(fsyncCallback);
 
 async function syncDirectory(dir: string): Promise<void> {
