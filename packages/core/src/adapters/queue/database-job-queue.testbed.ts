@@ -21,13 +21,12 @@ const quietLogger: Logger = { info() {}, warn() {}, error() {} };
 
 /** Builds the contract's test bed for `DatabaseJobQueue` over any store. */
 export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQueueTestBed> {
-  const migrator = await store.connect();
-  await migrator.migrate(jobMigrations);
-  await migrator.close();
   const queues = new Map<JobQueue, SeverableDatabase>();
   return {
     async createQueue(options = {}) {
+      // Each instance migrates at start, as createRunloom does; the first one creates the jobs.
       const database = new SeverableDatabase(await store.connect());
+      await database.migrate(jobMigrations);
       const queue = new DatabaseJobQueue({
         database,
         clock: new SystemClock(),

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import type { Database, Doc } from '../../ports/database';
+import { describeDatabaseContract } from '../database.contract';
+import { MemoryDatabase } from '../memory/memory-database';
+import { describeJobQueueContract } from '../job-queue.contract';
+import { databaseJobQueueTestBed } from '../queue/database-job-queue.testbed';
+import { openPostgresDatabase, type PostgresDatabase } from './postgres-database';
+import { createTestSchema, TEST_DATABASE_URL } from './postgres-test-store';
+
+describeDatabaseContract('PostgresDatabase', async () => {
+  const schema = createTestSchema();
+  let open: Database = await schema.open();
+  return {
+    database: open,
+    reopen: async () => (open = await schema.open()),
+    cleanup: async () => {
+      await open.close();
+      await schema.drop();
+    },
+  };
+});
+
+describeJobQueueContract('DatabaseJobQueue on PostgresDatabase, one connection pool per instance', async () => {
+  const schema = createTestSchema();
+  return databaseJobQueueTestBed({ connect: () => schema.open(), cleanup: () => schema.drop() });
+});
+
+describe('PostgresDatabase', function () {
+  this.timeout(30_000);
+  const schema = createTestSchema();
+  const handles: PostgresDatabase[] = [];
+  const open = async (): Promise<PostgresDatabase> => {
+    const handle = await schema.open();
+    handles.push(handle);
+    return handle;
+  };
+  afterEach(async () => {
+    for (const handle of handles.splice(0)) await handle.close();
+    await schema.drop();
+  });
+
+  const itemsMigration = { id: 'pg/001-items', steps: [{ createCollection: 'items', fields: { status: 'text' as const, rank: 'integer' as const } }] };
+
+  it('lets several instances migrate the same schema at once; each migration applies once', async () => {
+    const instances = await Promise.all(Array.from({ length: 4 }, () => open()));
+    const migrations = [
+      itemsMigration,
+      { id: 'pg/002-color', steps: [{ addField: { collection: 'items', field: 'color', type: 'text' as const } }] },
+    ];
+    await Promise.all(instances.map((instance) => instance.migrate(migrations)));
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      const applied = await client.query(`SELECT "id" FROM "${schema.schema}"."_migrations" ORDER BY "id"`);
+      assert.deepEqual(applied.rows, [{ id: 'pg/001-items' }, { id: 'pg/002-color' }]);
+    } finally {
+      await client.end();
+    }
+    await instances[0]!.write([{ op: 'insert', collection: 'items', doc: { id: 'i1', color: 'red' } }]);
+    assert.deepEqual(await instances[3]!.find('items', { where: { color: 'red' } }), [{ id: 'i1', color: 'red' }]);
+  });
+
+  it('sees collections another instance created after it migrated', async () => {
+    const first = await open();
+    const second = await open();
+    await second.migrate([]);
+    await first.migrate([itemsMigration]);
+    await first.write([{ op: 'insert', collection: 'items', doc: { id: 'i1', rank: 1 } }]);
+    assert.deepEqual(await second.find('items', { where: { rank: 1 } }), [{ id: 'i1', rank: 1 }]);
+  });
+
+  it('returns a document exactly as written: key order, NUL characters, numbers beyond 2^53', async () => {
+    const database = await open();
+    await database.migrate([itemsMigration]);
+    const doc = { id: 'exact', zeta: 1, alpha: 'a\u0000b', nested: { b: 2, a: 1 }, status: 'x\u0000y', rank: 2 ** 60 };
+    await database.write([{ op: 'insert', collection: 'items', doc }]);
+    assert.equal(JSON.stringify(await database.get('items', 'exact')), JSON.stringify(doc));
+    assert.deepEqual(await database.find('items', { where: { rank: { gt: 2 ** 59 } } }), [doc]);
+  });
+
+  it('queries text holding NUL and \\x01 with the same meaning as the other adapters', async () => {
+    const database = await open();
+    await database.migrate([itemsMigration]);
+    const docs = [
+      { id: 'id\u0000nul', status: 'a\u0000', label: 'n\u0000l' },
+      { id: 'one', status: 'a\u0001', label: 'one\u0001' },
+      { id: 'plain', status: 'a', label: 'plain' },
+      { id: 'two', status: 'a\u0002' },
+    ];
+    await database.write(docs.map((doc) => ({ op: 'insert' as const, collection: 'items', doc })));
+    assert.deepEqual(await database.get('items', 'id\u0000nul'), docs[0]);
+    const statuses = async (where: Parameters<Database['find']>[1]) => (await database.find('items', where)).map((doc) => doc.id);
+    assert.deepEqual(await statuses({ where: { status: 'a\u0000' } }), ['id\u0000nul']);
+    assert.deepEqual(await statuses({ where: { status: 'a\u0001' } }), ['one']);
+    assert.deepEqual(await statuses({ orderBy: [{ field: 'status' }] }), ['plain', 'id\u0000nul', 'one', 'two']);
+    assert.deepEqual(await statuses({ where: { status: { gt: 'a\u0000' } } }), ['one', 'two']);
+    assert.deepEqual(await statuses({ where: { id: { in: ['id\u0000nul', 'plain'] } } }), ['id\u0000nul', 'plain']);
+    // Fields added later are filled from stored documents the same way.
+    await database.migrate([itemsMigration, { id: 'pg/003-label', steps: [{ addField: { collection: 'items', field: 'label', type: 'text' } }] }]);
+    assert.deepEqual(await statuses({ where: { label: 'n\u0000l' } }), ['id\u0000nul']);
+    assert.deepEqual(await statuses({ where: { label: 'one\u0001' } }), ['one']);
+    assert.deepEqual(await statuses({ where: { label: null } }), ['two']);
+    await database.write([{ op: 'delete', collection: 'items', id: 'id\u0000nul', expect: { status: 'a\u0000' } }]);
+    assert.equal(await database.count('items'), 3);
+  });
+
+  it('fills fields added later from stored documents of every shape as the memory adapter reads them', async () => {
+    const database = await open();
+    const reference = new MemoryDatabase();
+    const created = { id: 'pg/001-things', steps: [{ createCollection: 'things', fields: {} }] };
+    const added = {
+      id: 'pg/002-things-fields',
+      steps: (['text', 'integer', 'real', 'boolean', 'json'] as const).map((type) => ({ addField: { collection: 'things', field: `f_${type}`, type } })),
+    };
+    // Values of each field's declared type, null and absent; one document also holds a NUL.
+    const values = {
+      f_text: ['s', '', 'x\u0001y', 'n\u0000ul', null, undefined],
+      f_integer: [0, 7, 2 ** 60, -3, null, undefined],
+      f_real: [-2.5, 0.1, 1e300, null, undefined],
+      f_boolean: [true, false, null, undefined],
+      f_json: [['a', 'b'], [], ['a'], null, undefined],
+    };
+    const docs = Array.from({ length: 12 }, (_, index) => {
+      const doc: Doc = { id: `d${String(index).padStart(2, '0')}` };
+      for (const [field, options] of Object.entries(values)) {
+        const value = options[index % options.length];
+        if (value !== undefined) doc[field] = value;
+      }
+      return doc;
+    });
+    for (const store of [database, reference]) {
+      await store.migrate([created]);
+      await store.write(docs.map((doc) => ({ op: 'insert' as const, collection: 'things', doc })));
+      await store.migrate([created, added]);
+    }
+    const queries: Parameters<Database['find']>[1][] = [
+      { where: { f_text: 's' } },
+      { where: { f_text: '' } },
+      { where: { f_text: null } },
+      { where: { f_text: 'x\u0001y' } },
+      { where: { f_text: 'n\u0000ul' } },
+      { where: { f_text: { gt: 'a' } }, orderBy: [{ field: 'f_text', direction: 'desc' }] },
+      { orderBy: [{ field: 'f_integer' }, { field: 'f_real', direction: 'desc' }] },
+      { where: { f_boolean: { ne: true } } },
+      { where: { f_integer: 7 } },
+      { where: { f_integer: { lt: 0 } } },
+      { where: { f_integer: 2 ** 60 } },
+      { where: { f_real: { lt: 0 } } },
+      { where: { f_boolean: false } },
+      { where: { f_boolean: null } },
+      { where: { f_json: { hasAll: ['a'] } } },
+      { where: { f_json: { hasAll: [] } } },
+      { where: { f_json: null } },
+    ];
+    for (const query of queries) {
+      const ids = async (store: Database) => (await store.find('things', query)).map((doc) => doc.id);
+      assert.deepEqual(await ids(database), await ids(reference), JSON.stringify(query));
+    }
+  });
+
+  it('serializes conditional replaces from separate connections: exactly one of racing claims wins', async () => {
+    const instances = await Promise.all(Array.from({ length: 3 }, () => open()));
+    await instances[0]!.migrate([itemsMigration]);
+    await Promise.all(instances.map((instance) => instance.migrate([itemsMigration])));
+    await instances[0]!.write(Array.from({ length: 20 }, (_, n) => ({ op: 'insert' as const, collection: 'items', doc: { id: `j${n}`, status: 'queued' } })));
+    const outcomes = await Promise.all(
+      instances.flatMap((instance, worker) =>
+        Array.from({ length: 20 }, (_, n) =>
+          instance
+            .write([{ op: 'replace', collection: 'items', doc: { id: `j${n}`, status: `taken-by-${worker}` }, expect: { status: 'queued' } }])
+            .then(() => 'won', () => 'lost'),
+        ),
+      ),
+    );
+    assert.equal(outcomes.filter((outcome) => outcome === 'won').length, 20);
+    assert.equal(await instances[1]!.count('items', { status: 'queued' }), 0);
+  });
+
+  it('refuses an unreachable server at open, without printing the password', async () => {
+    await assert.rejects(openPostgresDatabase('postgres://runloom:hunter2@127.0.0.1:1/none'), (error: Error) => {
+      assert.match(error.message, /cannot reach PostgreSQL at postgres:\/\/runloom:\*\*\*@127\.0\.0\.1:1\/none/);
+      assert.ok(!error.message.includes('hunter2'));
+      return true;
+    });
+  });
+
+  it('refuses a schema name that is not a plain identifier', async () => {
+    await assert.rejects(openPostgresDatabase(TEST_DATABASE_URL, { schema: 'x"; DROP TABLE y; --' }), /schema name/);
+  });
+});

@@ -1,0 +1,419 @@
+import pg from 'pg';
+import {
+  type Condition,
+  type Database,
+  type Doc,
+  DuplicateIdError,
+  type FieldType,
+  type Migration,
+  type MigrationStep,
+  type Query,
+  type Where,
+  type WriteOp,
+  WriteConflictError,
+} from '../../ports/database';
+import type { Logger } from '../../ports/logger';
+
+export interface PostgresDatabaseOptions {
+  /** Schema holding every table of this store; created when missing. Default `public`. */
+  schema?: string;
+  /** Connections kept open at most. */
+  maxConnections?: number;
+  /** Told about connections that fail while idle. */
+  logger?: Logger;
+}
+
+/** Collection, field and schema names become identifiers; anything else is refused rather than escaped. */
+const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/**
+ * Column type of each field type. Text compares in code point order (`COLLATE "C"`), as the
+ * other adapters do; `numeric` keeps every integer exact and accepts whatever number a document holds.
+ */
+const COLUMN_TYPES: Record<FieldType, string> = {
+  text: 'text COLLATE "C"',
+  integer: 'numeric',
+  real: 'double precision',
+  boolean: 'boolean',
+  json: 'jsonb',
+};
+/** information_schema `data_type` → field type, to read the declared fields back. */
+const FIELD_TYPES: Record<string, FieldType> = {
+  text: 'text',
+  numeric: 'integer',
+  'double precision': 'real',
+  boolean: 'boolean',
+  jsonb: 'json',
+};
+
+/** SQLSTATEs after which a whole transaction can simply run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const WRITE_ATTEMPTS = 3;
+
+type Param = string | number | boolean | null;
+
+/**
+ * The `Database` port on PostgreSQL, for several instances sharing one database. One table per
+ * collection: `id` primary key, the document as `json` in `_doc` (the exact text: key order and
+ * every string survive, which `jsonb` would not promise), and one indexed column per declared field.
+ * `write` is one transaction whose `expect` preconditions are part of its UPDATE/DELETE statements,
+ * so concurrent writers serialize on the rows they touch. Migrations run under an advisory lock.
+ */
+export class PostgresDatabase implements Database {
+  private collections = new Map<string, Map<string, FieldType>>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly schema: string,
+  ) {}
+
+  async migrate(migrations: readonly Migration[]): Promise<void> {
+    await this.transaction(async (client) => {
+      // One migrator at a time per schema: instances starting together wait for each other here.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`runloom:migrate:${this.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quote(this.schema)}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.table('_migrations')} ("id" text COLLATE "C" PRIMARY KEY, "applied_at" timestamptz NOT NULL DEFAULT now())`);
+      const applied = new Set((await client.query<{ id: string }>(`SELECT "id" FROM ${this.table('_migrations')}`)).rows.map((row) => row.id));
+      for (const migration of migrations) {
+        if (applied.has(migration.id)) continue;
+        for (const step of migration.steps) {
+          for (const sql of this.stepStatements(step, await this.loadCollections(client))) await client.query(sql);
+          if ('addField' in step) await this.backfillDocsWithNul(client, step.addField.collection, step.addField.field, step.addField.type);
+        }
+        await client.query(`INSERT INTO ${this.table('_migrations')} ("id") VALUES ($1)`, [migration.id]);
+        applied.add(migration.id);
+      }
+      this.collections = await this.loadCollections(client);
+    });
+  }
+
+  async get(collection: string, id: string): Promise<Doc | undefined> {
+    await this.fields(collection);
+    const result = await this.pool.query<{ _doc: Doc }>(`SELECT "_doc" FROM ${this.table(collection)} WHERE "id" = $1`, [textValue(id)]);
+    return result.rows[0]?._doc;
+  }
+
+  async find(collection: string, query: Query = {}): Promise<Doc[]> {
+    const fields = await this.fields(collection);
+    const params: Param[] = [];
+    const order = [...(query.orderBy ?? []), { field: 'id', direction: 'asc' as const }]
+      .map(({ field, direction }) => {
+        column(collection, fields, field);
+        // The other adapters put null first ascending and last descending.
+        return `${quote(field)} ${direction === 'desc' ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`;
+      })
+      .join(', ');
+    let sql = `SELECT "_doc" FROM ${this.table(collection)}${whereSql(collection, fields, query.where, params)} ORDER BY ${order}`;
+    if (query.limit !== undefined) sql += ` LIMIT ${placeholder(params, query.limit)}`;
+    if (query.offset !== undefined) sql += ` OFFSET ${placeholder(params, query.offset)}`;
+    const result = await this.pool.query<{ _doc: Doc }>(sql, params);
+    return result.rows.map((row) => row._doc);
+  }
+
+  async count(collection: string, where?: Where): Promise<number> {
+    const fields = await this.fields(collection);
+    const params: Param[] = [];
+    const result = await this.pool.query<{ count: string }>(`SELECT count(*) AS "count" FROM ${this.table(collection)}${whereSql(collection, fields, where, params)}`, params);
+    return Number(result.rows[0]!.count);
+  }
+
+  async write(ops: readonly WriteOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const statements = await Promise.all(ops.map((op) => this.opStatement(op)));
+    // A single statement is atomic on its own: no transaction round trips needed.
+    const [only] = statements;
+    if (only && statements.length === 1) {
+      await this.retrying(() => this.runOp(this.pool, only));
+      return;
+    }
+    await this.retrying(() =>
+      this.transaction(async (client) => {
+        for (const statement of statements) await this.runOp(client, statement);
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async runOp(runner: pg.Pool | pg.PoolClient, statement: OpStatement): Promise<void> {
+    const result = await runner.query(statement.sql, statement.params);
+    if (result.rowCount !== 0) return;
+    throw statement.op.op === 'insert' ? new DuplicateIdError(statement.op.collection, statement.id) : new WriteConflictError(statement.op.collection, statement.id);
+  }
+
+  private async opStatement(op: WriteOp): Promise<OpStatement> {
+    const fields = await this.fields(op.collection);
+    const table = this.table(op.collection);
+    const params: Param[] = [];
+    if (op.op === 'delete') {
+      const conditions = [`"id" = ${placeholder(params, textValue(op.id))}`, ...conditionsSql(op.collection, fields, op.expect, params)];
+      return { op, id: op.id, sql: `DELETE FROM ${table} WHERE ${conditions.join(' AND ')}`, params };
+    }
+    const values = [JSON.stringify(op.doc), ...[...fields].map(([field, type]) => columnValue(type, op.doc[field]))];
+    if (op.op === 'insert') {
+      const columns = ['id', '_doc', ...fields.keys()].map(quote).join(', ');
+      const placeholders = [textValue(op.doc.id), ...values].map((value) => placeholder(params, value)).join(', ');
+      return { op, id: op.doc.id, sql: `INSERT INTO ${table} (${columns}) VALUES (${placeholders}) ON CONFLICT ("id") DO NOTHING`, params };
+    }
+    const assignments = ['_doc', ...fields.keys()].map((field, index) => `${quote(field)} = ${placeholder(params, values[index]!)}`);
+    const conditions = [`"id" = ${placeholder(params, textValue(op.doc.id))}`, ...conditionsSql(op.collection, fields, op.expect, params)];
+    return { op, id: op.doc.id, sql: `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${conditions.join(' AND ')}`, params };
+  }
+
+  /** The declared fields of a collection; reads the schema again once if another instance created it. */
+  private async fields(collection: string): Promise<Map<string, FieldType>> {
+    let fields = this.collections.get(collection);
+    if (!fields) {
+      this.collections = await this.loadCollections(this.pool);
+      fields = this.collections.get(collection);
+    }
+    if (!fields) throw new Error(`unknown collection ${collection}: no migration creates it`);
+    return fields;
+  }
+
+  private async loadCollections(runner: pg.Pool | pg.PoolClient): Promise<Map<string, Map<string, FieldType>>> {
+    const result = await runner.query<{ table_name: string; column_name: string; data_type: string }>(
+      `SELECT c.table_name, c.column_name, c.data_type
+         FROM information_schema.columns c
+         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+        WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE' AND c.table_name NOT LIKE '\\_%'
+        ORDER BY c.table_name, c.ordinal_position`,
+      [this.schema],
+    );
+    const collections = new Map<string, Map<string, FieldType>>();
+    for (const row of result.rows) {
+      const fields = collections.get(row.table_name) ?? new Map<string, FieldType>();
+      collections.set(row.table_name, fields);
+      const type = FIELD_TYPES[row.data_type];
+      if (type && row.column_name !== 'id' && row.column_name !== '_doc') fields.set(row.column_name, type);
+    }
+    return collections;
+  }
+
+  private stepStatements(step: MigrationStep, collections: ReadonlyMap<string, ReadonlyMap<string, FieldType>>): string[] {
+    if ('createCollection' in step) {
+      const name = checkedName('collection', step.createCollection);
+      if (collections.has(name)) return [];
+      const fields = Object.entries(step.fields).filter(([field]) => field !== 'id');
+      const columns = fields.map(([field, type]) => `, ${quote(checkedName('field', field))} ${COLUMN_TYPES[type]}`);
+      return [
+        `CREATE TABLE ${this.table(name)} ("id" text COLLATE "C" PRIMARY KEY, "_doc" json NOT NULL${columns.join('')})`,
+        ...fields.map(([field, type]) => this.indexStatement(name, field, type)),
+      ];
+    }
+    const { collection, field, type } = step.addField;
+    const existing = collections.get(collection);
+    if (!existing) throw new Error(`addField ${field}: collection ${collection} does not exist`);
+    if (field === 'id' || existing.has(field)) return [];
+    const name = checkedName('field', field);
+    return [
+      `ALTER TABLE ${this.table(collection)} ADD COLUMN ${quote(name)} ${COLUMN_TYPES[type]}`,
+      `UPDATE ${this.table(collection)} SET ${quote(name)} = ${backfillSql(name, type)}`,
+      this.indexStatement(collection, name, type),
+    ];
+  }
+
+  /**
+   * Fills an added column for documents holding a NUL character, which PostgreSQL's json operators
+   * refuse (`backfillSql` leaves them null): read them and store the value as `write` would.
+   */
+  private async backfillDocsWithNul(client: pg.PoolClient, collection: string, field: string, type: FieldType): Promise<void> {
+    const rows = await client.query<{ id: string; _doc: Doc }>(`SELECT "id", "_doc" FROM ${this.table(collection)} WHERE ${HOLDS_NUL}`);
+    for (const row of rows.rows) {
+      await client.query(`UPDATE ${this.table(collection)} SET ${quote(field)} = $1 WHERE "id" = $2`, [columnValue(type, row._doc[field]), row.id]);
+    }
+  }
+
+  private indexStatement(collection: string, field: string, type: FieldType): string {
+    // json fields are searched with @> (hasAll), which a GIN index serves.
+    const method = type === 'json' ? 'USING gin ' : '';
+    return `CREATE INDEX ${quote(`${collection}__${field}`)} ON ${this.table(collection)} ${method}(${quote(field)})`;
+  }
+
+  private table(name: string): string {
+    return `${quote(this.schema)}.${quote(name)}`;
+  }
+
+  private async transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await body(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Runs a write again after a deadlock or serialization failure (nothing of it was applied). */
+  private async retrying(write: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (attempt >= WRITE_ATTEMPTS || code === undefined || !RETRYABLE.has(code)) throw error;
+      }
+    }
+  }
+}
+
+interface OpStatement {
+  op: WriteOp;
+  id: string;
+  sql: string;
+  params: Param[];
+}
+
+/**
+ * Opens a pool on `url` (`postgres://…` or `postgresql://…`) and checks that the server answers, so
+ * a wrong URL fails at start rather than on the first request.
+ */
+export async function openPostgresDatabase(url: string, options: PostgresDatabaseOptions = {}): Promise<PostgresDatabase> {
+  const schema = checkedName('schema', options.schema ?? 'public');
+  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+  // An idle connection that breaks must not crash the process; the next query opens a new one.
+  pool.on('error', (error) => options.logger?.warn({ error: error.message }, 'idle PostgreSQL connection failed'));
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new Error(`cannot reach PostgreSQL at ${redactedUrl(url)}: ${(error as Error).message}`);
+  }
+  return new PostgresDatabase(pool, schema);
+}
+
+/** The URL without its password, for messages. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the given databaseUrl';
+  }
+}
+
+function whereSql(collection: string, fields: ReadonlyMap<string, FieldType>, where: Where | undefined, params: Param[]): string {
+  const conditions = conditionsSql(collection, fields, where, params);
+  return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
+}
+
+function conditionsSql(collection: string, fields: ReadonlyMap<string, FieldType>, where: Where | undefined, params: Param[]): string[] {
+  if (!where) return [];
+  return Object.entries(where).map(([field, condition]) => conditionSql(field, column(collection, fields, field), condition, params));
+}
+
+/** The declared type of a queried field (`id` is text), or an error naming what to declare. */
+function column(collection: string, fields: ReadonlyMap<string, FieldType>, field: string): FieldType {
+  if (field === 'id') return 'text';
+  const type = fields.get(field);
+  if (!type) throw new Error(`${field} is not a declared field of ${collection}: declare it in a migration to query, order or expect on it`);
+  return type;
+}
+
+/** SQL for one condition, with the meaning `domain/storage/where.ts` gives it. */
+function conditionSql(field: string, type: FieldType, condition: Condition, params: Param[]): string {
+  const name = quote(field);
+  if (condition === null) return `${name} IS NULL`;
+  if (typeof condition !== 'object') return `${name} = ${placeholder(params, columnValue(type, condition))}`;
+  if ('in' in condition) {
+    if (condition.in.length === 0) return 'FALSE';
+    return `${name} IN (${condition.in.map((value) => placeholder(params, columnValue(type, value))).join(', ')})`;
+  }
+  if ('hasAll' in condition) {
+    if (type !== 'json') return 'FALSE';
+    return `(jsonb_typeof(${name}) = 'array' AND ${name} @> ${placeholder(params, JSON.stringify(condition.hasAll))})`;
+  }
+  if ('ne' in condition) {
+    if (condition.ne === null) return `${name} IS NOT NULL`;
+    return `${name} IS DISTINCT FROM ${placeholder(params, columnValue(type, condition.ne))}`;
+  }
+  const [operator, value] =
+    'lt' in condition ? ['<', condition.lt]
+    : 'lte' in condition ? ['<=', condition.lte]
+    : 'gt' in condition ? ['>', condition.gt]
+    : ['>=', condition.gte];
+  return `${name} ${operator} ${placeholder(params, columnValue(type, value))}`;
+}
+
+/**
+ * A document value as its field's column holds it. Agrees with `backfillSql`: a value of another
+ * type than the column's is null there (text columns take any value, as its JSON text).
+ */
+function columnValue(type: FieldType, value: unknown): Param {
+  if (value === undefined || value === null) return null;
+  switch (type) {
+    case 'text':
+      return typeof value === 'string' ? textValue(value) : JSON.stringify(value);
+    case 'integer':
+    case 'real':
+      return typeof value === 'number' && Number.isFinite(value) ? value : null;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : null;
+    case 'json':
+      return JSON.stringify(value);
+  }
+}
+
+/** A stored document that PostgreSQL's json operators cannot take apart (it holds an escaped NUL). */
+const HOLDS_NUL = `strpos("_doc"::text, '\\u0000') > 0`;
+
+/**
+ * The column value of an added field, computed from stored documents as `columnValue` would.
+ * Documents holding NUL are left null here; `backfillDocsWithNul` fills those.
+ */
+function backfillSql(field: string, type: FieldType): string {
+  return `CASE WHEN ${HOLDS_NUL} THEN NULL ELSE ${backfillValueSql(field, type)} END`;
+}
+
+function backfillValueSql(field: string, type: FieldType): string {
+  const value = `("_doc" -> '${field}')`;
+  const kind = `json_typeof${value}`;
+  switch (type) {
+    case 'text':
+      return `CASE WHEN ${kind} = 'string' THEN replace("_doc" ->> '${field}', chr(1), chr(1) || chr(2))
+        WHEN ${kind} = 'null' THEN NULL ELSE ${value}::text END`;
+    case 'integer':
+      return `CASE WHEN ${kind} = 'number' THEN ("_doc" ->> '${field}')::numeric END`;
+    case 'real':
+      return `CASE WHEN ${kind} = 'number' THEN ("_doc" ->> '${field}')::double precision END`;
+    case 'boolean':
+      return `CASE WHEN ${kind} = 'boolean' THEN ("_doc" ->> '${field}')::boolean END`;
+    case 'json':
+      return `CASE WHEN ${kind} = 'null' THEN NULL ELSE ${value}::jsonb END`;
+  }
+}
+
+/**
+ * A string as a text column holds it. PostgreSQL text cannot contain NUL, so NUL becomes \x01\x01 and
+ * \x01 becomes \x01\x02: still one-to-one and in the same order, so every condition keeps its meaning.
+ */
+function textValue(value: string): string {
+  if (!value.includes('\u0000') && !value.includes('\u0001')) return value;
+  // \x01 first, so the \x01s that stand for NUL are not escaped again.
+  return value.replaceAll('\u0001', '\u0001\u0002').replaceAll('\u0000', '\u0001\u0001');
+}
+
+function placeholder(params: Param[], value: Param): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
+function checkedName(kind: string, name: string): string {
+  if (!NAME_PATTERN.test(name) || name.startsWith('pg_')) {
+    throw new Error(`${kind} name ${JSON.stringify(name)} must be letters, digits and underscores, starting with a letter`);
+  }
+  return name;
+}
+
+function quote(identifier: string): string {
+  return `"${identifier}"`;
+}
