@@ -316,14 +316,11 @@ export function parseRunnableConfig(text: string, options: ParseRunnableConfigOp
   const config = result.data;
   checkAndDeriveInputs(config, report);
   const enabledProviders = options.enabledProviders ?? [];
-  const needsModel = (path: Path, llms: LlmConfig[] | undefined) => {
-    if (llms) deriveLlms(llms, path, enabledProviders, report);
-  };
   switch (type) {
     case 'prompt': {
       const prompt = config as PromptConfig;
-      needsModel(['llms'], prompt.llms);
-      if (!prompt.llms) report(['prompt'], 'no llms: add one (e.g. `llms: [{model: gpt-4o}]`) before running this prompt', 'warning');
+      if (prompt.llms) deriveLlms(prompt.llms, ['llms'], enabledProviders, report);
+      else report(['prompt'], 'no llms: add one (e.g. `llms: [{model: gpt-4o}]`) before running this prompt', 'warning');
       checkTemplates(prompt.prompt, ['prompt'], inputNames(config), undefined, report);
       break;
     }
