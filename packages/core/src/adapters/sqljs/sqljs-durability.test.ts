@@ -68,7 +68,8 @@ describe('SqlJsDatabase durability', function () {
     let partial = '';
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    // 'close' comes after the child's output is fully read, so no acknowledged id is left unread.
+    const closed = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
         const lines = (partial + chunk.toString()).split('\n');
@@ -82,7 +83,7 @@ describe('SqlJsDatabase durability', function () {
       });
       child.on('exit', () => reject(new Error(`child exited before it was killed: ${stderr}`)));
     });
-    assert.equal(await exited, 'SIGKILL');
+    assert.equal(await closed, 'SIGKILL');
     acknowledged.push(...partial.split('\n').filter((line) => line.length > 0));
 
     const database = await openSqlJsDatabase({ dir });
