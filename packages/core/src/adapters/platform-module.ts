@@ -18,6 +18,7 @@ import { MultipartParser } from '../ports/multipart-parser';
 import { SecretBox } from '../ports/secret-box';
 import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
+import { openPostgresDatabase } from './postgres/postgres-database';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { BusboyMultipartParser } from './node/busboy-multipart-parser';
 import { LocalDiskBlobStore } from './node/local-disk-blob-store';
@@ -81,7 +82,8 @@ export const platformModule = new ContainerModule(({ bind }) => {
  */
 function openDatabase(config: RunloomConfig, logger: Logger): Promise<Database> {
   if (config.databaseUrl !== undefined) {
-    throw new Error(`databaseUrl is set, but this build has no adapter for it; leave it unset to use the embedded store in ${config.dataDir}`);
+    if (/^postgres(ql)?:\/\//i.test(config.databaseUrl)) return openPostgresDatabase(config.databaseUrl, { logger });
+    throw new Error(`databaseUrl must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in ${config.dataDir}`);
   }
   return openSqlJsDatabase({ dir: path.join(config.dataDir, 'db'), logger });
 }

@@ -185,6 +185,17 @@ describe('PostgresDatabase', function () {
     });
   });
 
+  it('takes the schema from the URL’s schema parameter', async () => {
+    const database = await openPostgresDatabase(`${TEST_DATABASE_URL}?schema=${schema.schema}`);
+    handles.push(database);
+    assert.equal(database.schema, schema.schema);
+    await database.migrate([itemsMigration]);
+    const other = await open();
+    await other.migrate([]);
+    await database.write([{ op: 'insert', collection: 'items', doc: { id: 'via-url' } }]);
+    assert.deepEqual(await other.get('items', 'via-url'), { id: 'via-url' });
+  });
+
   it('refuses a schema name that is not a plain identifier', async () => {
     await assert.rejects(openPostgresDatabase(TEST_DATABASE_URL, { schema: 'x"; DROP TABLE y; --' }), /schema name/);
   });

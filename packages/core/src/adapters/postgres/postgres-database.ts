@@ -15,7 +15,10 @@ import {
 import type { Logger } from '../../ports/logger';
 
 export interface PostgresDatabaseOptions {
-  /** Schema holding every table of this store; created when missing. Default `public`. */
+  /**
+   * Schema holding every table of this store; created when missing. Default: the URL's `schema`
+   * parameter (`postgres://host/db?schema=runloom`), else `public`.
+   */
   schema?: string;
   /** Connections kept open at most. */
   maxConnections?: number;
@@ -277,8 +280,9 @@ interface OpStatement {
  * a wrong URL fails at start rather than on the first request.
  */
 export async function openPostgresDatabase(url: string, options: PostgresDatabaseOptions = {}): Promise<PostgresDatabase> {
-  const schema = checkedName('schema', options.schema ?? 'public');
-  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+  const { connectionString, schema: schemaInUrl } = splitSchemaParameter(url);
+  const schema = checkedName('schema', options.schema ?? schemaInUrl ?? 'public');
+  const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 10 });
   // An idle connection that breaks must not crash the process; the next query opens a new one.
   pool.on('error', (error) => options.logger?.warn({ error: error.message }, 'idle PostgreSQL connection failed'));
   try {
@@ -288,6 +292,20 @@ export async function openPostgresDatabase(url: string, options: PostgresDatabas
     throw new Error(`cannot reach PostgreSQL at ${redactedUrl(url)}: ${(error as Error).message}`);
   }
   return new PostgresDatabase(pool, schema);
+}
+
+/** Takes Runloom's own `schema` parameter out of the URL before the driver reads it. */
+function splitSchemaParameter(url: string): { connectionString: string; schema?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url };
+  }
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  if (schema === undefined) return { connectionString: url };
+  parsed.searchParams.delete('schema');
+  return { connectionString: parsed.toString(), schema };
 }
 
 /** The URL without its password, for messages. */

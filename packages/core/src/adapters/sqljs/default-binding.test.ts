@@ -37,6 +37,6 @@ describe('the default Database binding', () => {
   });
 
   it('refuses a databaseUrl it has no adapter for instead of storing elsewhere', async () => {
-    await assert.rejects(resolveDatabase({ databaseUrl: 'postgres://localhost/runloom' }), /databaseUrl/);
+    await assert.rejects(resolveDatabase({ databaseUrl: 'mysql://localhost/runloom' }), /databaseUrl must be a postgres/);
   });
 });
