@@ -8,6 +8,7 @@ export { Lifecycle } from './domain/lifecycle';
 export { Migrations } from './domain/storage/migrations';
 export { Repository } from './domain/storage/repository';
 export { MemoryDatabase } from './adapters/memory/memory-database';
+export { openSqlJsDatabase, SqlJsDatabase, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
 export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';
 export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
