@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Database, type Resource } from '../packages/core/src/index';
-import { createRequestListener } from '../packages/server-adapter/src/index';
 import { startTestRunloom, type TestRunloom } from './support/harness';
+import { startTestServer, type TestServer } from './support/server';
 
 const RECORD_FIELDS = [
   'id',
@@ -76,7 +74,7 @@ async function bodyBytes(response: Response): Promise<Uint8Array> {
 }
 
 /** Blob files at rest (not temporary ones), relative to the blob root. */
-function blobFiles(app: TestRunloom): string[] {
+function blobFiles(app: { dataDir: string }): string[] {
   const root = path.join(app.dataDir, 'blobs');
   if (!fs.existsSync(root)) return [];
   return fs
@@ -86,7 +84,7 @@ function blobFiles(app: TestRunloom): string[] {
     .filter((file) => !file.startsWith(`tmp${path.sep}`));
 }
 
-function tempFiles(app: TestRunloom): string[] {
+function tempFiles(app: { dataDir: string }): string[] {
   const tempDir = path.join(app.dataDir, 'blobs', 'tmp');
   return fs.existsSync(tempDir) ? fs.readdirSync(tempDir) : [];
 }
@@ -596,21 +594,18 @@ describe('Resources (HTTP)', () => {
 });
 
 describe('Resources over a real node:http server', () => {
-  let app: TestRunloom;
-  let server: http.Server;
+  let server: TestServer;
   let origin: string;
   let token: string;
 
   before(async () => {
-    app = await startTestRunloom({ uploadLimitBytes: 16 * 1024 * 1024 });
-    server = http.createServer(createRequestListener(app.runloom));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    token = await app.token();
+    server = await startTestServer({ uploadLimitBytes: 16 * 1024 * 1024 });
+    origin = server.url;
+    const client = await server.runloom.auth.createClient('acct-a');
+    token = (await server.runloom.auth.issueToken({ grant_type: 'client_credentials', ...client })).access_token;
   });
   after(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await app.close();
+    await server.close();
   });
 
   it('streams a chunked multipart upload in and the content back out, whole and by range', async () => {
@@ -647,7 +642,7 @@ describe('Resources over a real node:http server', () => {
   });
 
   it('answers 413 to an upload past the limit and keeps nothing of it', async () => {
-    const before = blobFiles(app).length;
+    const before = blobFiles(server).length;
     const upload = await fetch(`${origin}/v1/resources?name=huge.bin`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
@@ -656,8 +651,8 @@ describe('Resources over a real node:http server', () => {
     } as RequestInit).catch((error: unknown) => error);
     // The server may answer and close before the client has sent everything: either way no 2xx.
     if (upload instanceof Response) await errorOf(upload, 413);
-    for (let waited = 0; tempFiles(app).length > 0 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(blobFiles(app).length, before);
-    assert.deepEqual(tempFiles(app), []);
+    for (let waited = 0; tempFiles(server).length > 0 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(blobFiles(server).length, before);
+    assert.deepEqual(tempFiles(server), []);
   });
 });
