@@ -52,6 +52,41 @@ export interface RunCallback {
   last_status_code: number | null;
 }
 
+/** One model call of a traced run. */
+export interface TraceModelCall {
+  /** Name of the step that made the call. */
+  step: string;
+  provider: string;
+  model: string;
+  started_at: string;
+  latency_ms: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** Why the model stopped (`stop`, `tool-calls`, …); null when the call failed. */
+  finish_reason: string | null;
+  error: RunError | null;
+}
+
+/**
+ * One step of a traced run: the run itself (`run`), a prompt, a flow step, an agent turn or a
+ * tool call. Steps are listed in the order they started.
+ */
+export interface TraceStep {
+  name: string;
+  kind: 'run' | 'prompt' | 'flow_step' | 'agent_turn' | 'tool';
+  started_at: string;
+  ended_at: string;
+  latency_ms: number;
+  status: 'succeeded' | 'failed';
+  error: RunError | null;
+}
+
+/** The telemetry of one run (DESIGN 2.4): steps and model calls with latencies and tokens. */
+export interface RunTrace {
+  steps: TraceStep[];
+  model_calls: TraceModelCall[];
+}
+
 /** What the run executes, copied from the runnable at submission: a later edit or delete changes nothing. */
 export interface RunnableSnapshot {
   name: string;
@@ -59,7 +94,7 @@ export interface RunnableSnapshot {
   config_content_parsed: Record<string, unknown>;
 }
 
-/** The fields `GET /v1/run/{id}` answers with (DESIGN 2.4), in that order. */
+/** The fields `GET /v1/run/{id}` answers with (DESIGN 2.4), in that order, plus the telemetry `trace`. */
 export interface RunView {
   id: string;
   account_id: string;
@@ -77,6 +112,8 @@ export interface RunView {
   error: RunError | null;
   usage: RunUsage;
   callback: RunCallback | null;
+  /** Recorded when `telemetry_enabled`; null otherwise and until the run ends. */
+  trace: RunTrace | null;
 }
 
 /**
@@ -110,5 +147,6 @@ export function toRunView(record: RunRecord): RunView {
     error: record.error,
     usage: record.usage,
     callback: record.callback,
+    trace: record.trace,
   };
 }

@@ -45,7 +45,7 @@ describe('RunRepository', () => {
     const view = toRunView(runRecord({ sealed_callback_headers: 'sealed' }));
     assert.deepEqual(Object.keys(view), [
       'id', 'account_id', 'runnable_id', 'runnable_sha256', 'status', 'created_at', 'started_at', 'completed_at',
-      'timeout_seconds', 'telemetry_strategy', 'telemetry_enabled', 'resources', 'outputs', 'error', 'usage', 'callback',
+      'timeout_seconds', 'telemetry_strategy', 'telemetry_enabled', 'resources', 'outputs', 'error', 'usage', 'callback', 'trace',
     ]);
   });
 });
