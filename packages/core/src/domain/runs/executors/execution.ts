@@ -1,0 +1,112 @@
+import type { HttpClient, HttpRequest, HttpResponse } from '../../../ports/http-client';
+import type { ModelGateway, ModelRequest, ModelResponse } from '../../../ports/model-gateway';
+import type { ProviderService } from '../../providers/provider-service';
+import type { ProviderName } from '../../providers/provider-names';
+import type { RunnableService } from '../../runnables/runnable-service';
+import { RunFailure } from '../run-failure';
+import { executeRunnable } from './execute-runnable';
+import type { RunOutput, RunUsage } from '../run-record';
+import type { RunTelemetry } from '../run-telemetry';
+import type { Scope } from './templates';
+
+/** What a runnable, a flow step or a tool produced: its outputs, and the value later steps see. */
+export interface StepOutcome {
+  outputs: RunOutput[];
+  /** The first output's text or object: what `{{steps.ID.output}}` and tool results read. */
+  value: unknown;
+}
+
+/** The model a prompt or an agent calls, as configured (`llms[]` or an agent's `model`). */
+export interface ModelChoice {
+  provider: ProviderName;
+  model: string;
+  params?: Record<string, unknown>;
+}
+
+/** A model request without what the execution supplies (model, credentials, signal). */
+export type ModelPrompt = Omit<ModelRequest, 'provider' | 'model' | 'credentials' | 'params' | 'signal'>;
+
+export interface ExecutionServices {
+  gateway: ModelGateway;
+  providers: ProviderService;
+  runnables: RunnableService;
+  http: HttpClient;
+  /** Lets agent HTTP tools reach loopback and private addresses (`--allow-private-network`). */
+  allowPrivateNetwork: boolean;
+}
+
+/** Runnables calling runnables (flows, agent tools) stop at this depth: a cycle would never end. */
+export const MAX_NESTING_DEPTH = 8;
+
+/**
+ * Everything executors need while one run executes: model calls (credentials opened at call time,
+ * usage summed, traced), nested runnables of the same account, and outbound HTTP under the egress
+ * policy. Every operation honours the run's abort signal (cancel, timeout, shutdown).
+ */
+export class Execution {
+  private constructor(
+    private readonly services: ExecutionServices,
+    readonly accountId: string,
+    readonly signal: AbortSignal,
+    readonly telemetry: RunTelemetry,
+    /** Shared by every nested execution of the run. */
+    readonly usage: RunUsage,
+    private readonly depth: number,
+  ) {}
+
+  /** The execution of a run; model calls add their tokens to `usage`. */
+  static start(services: ExecutionServices, accountId: string, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): Execution {
+    return new Execution(services, accountId, signal, telemetry, usage, 0);
+  }
+
+  /** The same execution with steps and calls nested under `telemetry`. */
+  within(telemetry: RunTelemetry): Execution {
+    return new Execution(this.services, this.accountId, this.signal, telemetry, this.usage, this.depth);
+  }
+
+  /** The same execution under another signal (a flow stops its other steps when one fails). */
+  withSignal(signal: AbortSignal): Execution {
+    return new Execution(this.services, this.accountId, signal, this.telemetry, this.usage, this.depth);
+  }
+
+  /** One model call by step `step`: the provider's credentials are opened now and used only for it. */
+  callModel(step: string, choice: ModelChoice, prompt: ModelPrompt): Promise<ModelResponse> {
+    this.signal.throwIfAborted();
+    return this.telemetry.modelCall(step, choice.provider, choice.model, async () => {
+      const credentials = await this.services.providers.getCredentials(this.accountId, choice.provider);
+      const response = await this.services.gateway.generate({
+        ...prompt,
+        provider: choice.provider,
+        model: choice.model,
+        credentials,
+        params: choice.params,
+        signal: this.signal,
+      });
+      this.usage.input_tokens += response.usage.input_tokens;
+      this.usage.output_tokens += response.usage.output_tokens;
+      return response;
+    });
+  }
+
+  /** Runs runnable `runnableId` of the account in-process with `inputs` as its placeholders. */
+  async runRunnable(runnableId: string, inputs: Scope): Promise<StepOutcome> {
+    if (this.depth >= MAX_NESTING_DEPTH) {
+      throw new RunFailure('nesting_too_deep', `runnables call runnables more than ${MAX_NESTING_DEPTH} levels deep; a flow or agent probably calls itself`);
+    }
+    const runnable = await this.services.runnables.find(this.accountId, runnableId);
+    if (!runnable) throw new RunFailure('runnable_not_found', `runnable ${runnableId} does not exist in this account`);
+    this.signal.throwIfAborted();
+    const nested = new Execution(this.services, this.accountId, this.signal, this.telemetry, this.usage, this.depth + 1);
+    return executeRunnable(nested, runnable.config_content_type, runnable.config_content_parsed, inputs);
+  }
+
+  /** The configuration of runnable `runnableId` of the account (agent tools describe it to the model). */
+  findRunnable(runnableId: string): ReturnType<RunnableService['find']> {
+    return this.services.runnables.find(this.accountId, runnableId);
+  }
+
+  /** An outbound request under the server's egress policy (the same one callbacks obey). */
+  http(request: Omit<HttpRequest, 'signal' | 'egress'>): Promise<HttpResponse> {
+    return this.services.http.request({ ...request, signal: this.signal, egress: { allowPrivateNetwork: this.services.allowPrivateNetwork } });
+  }
+}

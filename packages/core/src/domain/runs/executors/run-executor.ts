@@ -1,0 +1,37 @@
+import { inject, injectable } from 'inversify';
+import { RunloomConfig } from '../../../config';
+import { HttpClient } from '../../../ports/http-client';
+import { ModelGateway } from '../../../ports/model-gateway';
+import { ProviderService } from '../../providers/provider-service';
+import { ResourceService } from '../../resources/resource-service';
+import { RunnableService } from '../../runnables/runnable-service';
+import type { RunRecord, RunUsage } from '../run-record';
+import type { RunTelemetry } from '../run-telemetry';
+import { loadEmbeddedInputs } from './embedded-inputs';
+import { executeRunnable } from './execute-runnable';
+import { Execution, type ExecutionServices, type StepOutcome } from './execution';
+
+/** Executes a run's configuration snapshot: its embedded resources in, its outputs out. */
+@injectable()
+export class RunExecutor {
+  private readonly services: ExecutionServices;
+
+  constructor(
+    @inject(ModelGateway) gateway: ModelGateway,
+    @inject(ProviderService) providers: ProviderService,
+    @inject(RunnableService) runnables: RunnableService,
+    @inject(HttpClient) http: HttpClient,
+    @inject(ResourceService) private readonly resources: ResourceService,
+    @inject(RunloomConfig) config: RunloomConfig,
+  ) {
+    this.services = { gateway, providers, runnables, http, allowPrivateNetwork: config.allowPrivateNetwork };
+  }
+
+  /** Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either way. */
+  async execute(run: RunRecord, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): Promise<StepOutcome> {
+    const inputs = await loadEmbeddedInputs(this.resources, run, signal);
+    const execution = Execution.start(this.services, run.account_id, signal, telemetry, usage);
+    const { config_content_type: type, config_content_parsed: config } = run.runnable_snapshot;
+    return executeRunnable(execution, type, config, inputs);
+  }
+}
