@@ -19,6 +19,10 @@ export interface RunloomConfig {
   allowPrivateNetwork: boolean;
   callbackMaxAttempts: number;
   callbackInitialBackoffMs: number;
+  /** Runs executing at once in this process. */
+  runConcurrency: number;
+  /** Runs of one account executing at once in this process; its other runs wait their turn. */
+  runConcurrencyPerAccount: number;
   /** 32-byte key (base64) for encryption and URL signing; generated into `dataDir` when absent. */
   secretKey?: string;
   /** `ACCOUNT:CLIENT_ID:SECRET` entries: clients created, or given this secret, at start. */
@@ -35,5 +39,7 @@ export const defaultConfig: RunloomConfig = {
   allowPrivateNetwork: false,
   callbackMaxAttempts: 8,
   callbackInitialBackoffMs: 1000,
+  runConcurrency: 32,
+  runConcurrencyPerAccount: 8,
   bootstrapClients: [],
 };

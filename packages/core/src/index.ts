@@ -15,6 +15,9 @@ export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from '.
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export * from './domain/runs/run-record';
 export { RunRepository, RUNS_COLLECTION } from './domain/runs/run-repository';
+export { RunService, type SubmittedRun } from './domain/runs/run-service';
+export { RunEngine, RUN_JOB, MAX_RUN_ATTEMPTS } from './domain/runs/run-engine';
+export type { RunRequest, ListRunsQuery, RunMode } from './domain/runs/run-schemas';
 export { AuthService, type ClientCredentials, type TokenRequest, type TokenResponse } from './domain/auth/auth-service';
 export { OAuthError, type OAuthErrorCode } from './domain/auth/oauth-error';
 export { parseBootstrapClients, type BootstrapClient } from './domain/auth/bootstrap-clients';

@@ -1,4 +1,5 @@
 import { Container, type ContainerModule } from 'inversify';
+import { modelsModule } from './adapters/models/models-module';
 import { platformModule } from './adapters/platform-module';
 import { defaultConfig, RunloomConfig } from './config';
 import { authModule } from './domain/auth/auth-module';
@@ -12,6 +13,7 @@ import { RunnableService } from './domain/runnables/runnable-service';
 import { runnablesModule } from './domain/runnables/runnables-module';
 import { ResourceService } from './domain/resources/resource-service';
 import { resourcesModule } from './domain/resources/resources-module';
+import { RunService } from './domain/runs/run-service';
 import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
@@ -31,7 +33,16 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 }
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
-const featureModules: ContainerModule[] = [authModule, runsModule, resourcesModule, providersModule, webhooksModule, goldLabelsModule, runnablesModule];
+const featureModules: ContainerModule[] = [
+  authModule,
+  runsModule,
+  resourcesModule,
+  providersModule,
+  webhooksModule,
+  goldLabelsModule,
+  runnablesModule,
+  modelsModule,
+];
 
 /**
  * The whole service in-process. `handle(request)` is the HTTP surface; the named services are the
@@ -75,6 +86,11 @@ export class Runloom {
   /** Stored resources: uploads, downloads, shared content. */
   get resources(): ResourceService {
     return this.container.get<ResourceService>(ResourceService);
+  }
+
+  /** Runs: submit (async or sync), read, list, cancel. */
+  get runs(): RunService {
+    return this.container.get<RunService>(RunService);
   }
 
   /** Web-standard request in, response out: mount it on any server (see server-adapter). */

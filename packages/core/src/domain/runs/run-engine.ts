@@ -1,0 +1,252 @@
+import { inject, injectable } from 'inversify';
+import { RunloomConfig } from '../../config';
+import { Clock } from '../../ports/clock';
+import { Database, WriteConflictError } from '../../ports/database';
+import { EventBus } from '../../ports/event-bus';
+import { type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
+import { Logger } from '../../ports/logger';
+import type { Lifecycle } from '../lifecycle';
+import { Metrics, type MetricsRegistry } from '../ops/metrics';
+import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
+import { AccountSlots } from './account-slots';
+import { RunExecutor } from './executors/run-executor';
+import { describeFailure, isUnexpectedFailure, RunCancelled, RunTimedOut } from './run-failure';
+import { ACTIVE_RUN_STATUSES, isFinished, RUN_STATUSES, type RunRecord, type RunStatus, toRunView, type RunView } from './run-record';
+import { RUNS_COLLECTION, RunRepository } from './run-repository';
+import { NO_TELEMETRY, RecordingTelemetry } from './run-telemetry';
+
+export const RUN_JOB = 'run.execute';
+
+/** The job of a run; its key is the run id, so a run has at most one job at a time. */
+interface RunJob {
+  account_id: string;
+  run_id: string;
+}
+
+/**
+ * Attempts a run gets: the first, plus resumptions after the server died or stopped while it ran.
+ * A run interrupted more often is failed (`interrupted`) rather than tried forever.
+ */
+export const MAX_RUN_ATTEMPTS = 3;
+
+/** Retries of a handler that threw: the store failed while writing the outcome, or the run was not visible yet. */
+const RUN_JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_RUN_ATTEMPTS, initialBackoffMs: 500, maxBackoffMs: 5000, jitter: 0.2 };
+
+/**
+ * How often active runs without a job get one: runs parked by an instance that died, runs whose
+ * job could not be written. At start too.
+ */
+const REPAIR_INTERVAL_MS = 60_000;
+
+/** The topic a run's final view is published on when it finishes (sync submissions wait for it). */
+export function runTopic(runId: string): string {
+  return `run:${runId}`;
+}
+
+type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord, 'outputs' | 'usage' | 'trace'>>;
+
+/**
+ * Executes runs through the durable `JobQueue` (job `run.execute`, key = run id): at most
+ * `runConcurrency` at once in this process and `runConcurrencyPerAccount` per account. Every
+ * transition is a conditional write, so a cancel racing a completion ends in exactly one final
+ * state; whoever wins publishes the run on `run:<id>` and schedules its callback.
+ *
+ * Crash safety: a run's job exists until the run's outcome and its callback schedule are written,
+ * and queued or running runs without a job get one at start (and every minute). After `kill -9`,
+ * the queue offers the dead process's jobs again at once; a run is resumed from the start (a model
+ * call is redone) unless it has used its attempts, then it fails with `interrupted`. Either way it
+ * ends, and its callback goes out.
+ */
+@injectable()
+export class RunEngine implements Lifecycle {
+  readonly name = 'runs';
+  private readonly slots: AccountSlots;
+  /** Runs executing in this process, to abort on cancel. */
+  private readonly executing = new Map<string, AbortController>();
+  private repairTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    @inject(RunRepository) private readonly runs: RunRepository,
+    @inject(Database) private readonly database: Database,
+    @inject(JobQueue) private readonly queue: JobQueue,
+    @inject(EventBus) private readonly events: EventBus,
+    @inject(RunExecutor) private readonly executor: RunExecutor,
+    @inject(CallbackDispatcher) private readonly callbacks: CallbackDispatcher,
+    @inject(Metrics) private readonly metrics: MetricsRegistry,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(Logger) private readonly logger: Logger,
+    @inject(RunloomConfig) private readonly config: RunloomConfig,
+  ) {
+    this.slots = new AccountSlots(config.runConcurrencyPerAccount);
+  }
+
+  async start(): Promise<void> {
+    this.queue.register<RunJob>(RUN_JOB, (job, context) => this.execute(job, context), { concurrency: this.config.runConcurrency });
+    this.metrics.gauge('runloom_runs', 'Runs by status', async () =>
+      Promise.all(RUN_STATUSES.map(async (status) => ({ labels: { status }, value: await this.database.count(RUNS_COLLECTION, { status }) }))),
+    );
+    this.metrics.gauge('runloom_job_queue_depth', 'Jobs waiting or running (runs, callbacks, …)', async () => [{ labels: {}, value: await this.queue.depth() }]);
+    await this.repair();
+    this.repairTimer = setInterval(() => {
+      this.repair().catch((error: unknown) => this.logger.error({ error: messageOf(error) }, 'queueing runs without a job failed'));
+    }, REPAIR_INTERVAL_MS);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.repairTimer);
+  }
+
+  /** Queues the run's job; a job the run already has stands. */
+  async enqueue(accountId: string, runId: string): Promise<void> {
+    await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY });
+  }
+
+  /** Aborts the run's execution in this process, if it executes here. */
+  abort(runId: string): void {
+    this.executing.get(runId)?.abort(new RunCancelled());
+  }
+
+  /**
+   * Writes the run's final status if it is still `expected`, then publishes it. Undefined when
+   * another writer changed the run first (it then owns the outcome).
+   */
+  async complete(run: RunRecord, fields: FinalFields, expected: RunStatus): Promise<RunRecord | undefined> {
+    const final: RunRecord = { ...run, ...fields, completed_at: this.clock.now().toISOString() };
+    try {
+      await this.runs.replace(final, { status: expected });
+    } catch (error) {
+      if (error instanceof WriteConflictError) return undefined;
+      throw error;
+    }
+    this.metrics.increment('runloom_runs_finished_total', 'Runs that reached a final status', { status: final.status });
+    this.events.publish<RunView>(runTopic(final.id), toRunView(final)).catch((error: unknown) => {
+      this.logger.warn({ runId: final.id, error: messageOf(error) }, 'publishing a finished run failed');
+    });
+    return final;
+  }
+
+  /** Schedules a finished run's callback (idempotent); a failure is logged, and the run's job or the repair retries it. */
+  async scheduleCallback(run: RunRecord): Promise<void> {
+    try {
+      await this.callbacks.schedule(run);
+    } catch (error) {
+      this.logger.error({ runId: run.id, error: messageOf(error) }, 'scheduling a run callback failed');
+    }
+  }
+
+  /** Gives every queued or running run without a job one. */
+  private async repair(): Promise<void> {
+    const active = (await this.database.find(RUNS_COLLECTION, {
+      where: { status: { in: [...ACTIVE_RUN_STATUSES] } },
+      orderBy: [{ field: 'created_at' }],
+    })) as RunRecord[];
+    for (const run of active) await this.enqueue(run.account_id, run.id);
+  }
+
+  private async execute(job: RunJob, context: JobContext): Promise<void> {
+    const run = await this.runs.get(job.account_id, job.run_id);
+    if (!run) throw new Error(`run ${job.run_id} is not in the store (yet)`);
+    if (isFinished(run.status)) {
+      // Finished before this job ended (a crash after the outcome, a cancel): make sure of the callback.
+      await this.callbacks.schedule(run);
+      return;
+    }
+    if (context.attempt > MAX_RUN_ATTEMPTS) {
+      const interrupted = {
+        code: 'interrupted',
+        message: `the run was interrupted ${context.attempt - 1} times (the server stopped while it ran) and is not resumed again`,
+      };
+      await this.finishWith(run, { status: 'failed', error: interrupted }, run.status);
+      return;
+    }
+    if (!this.slots.tryAcquire(run.account_id)) {
+      // The account's slots are taken: give the job up so other accounts' runs go ahead; a freed slot wakes this run.
+      await this.queue.cancel(context.jobId);
+      this.wake(run.account_id, this.slots.park(run.account_id, run.id));
+      return;
+    }
+    try {
+      await this.executeInSlot(run, context);
+    } finally {
+      this.wake(run.account_id, this.slots.release(run.account_id));
+    }
+  }
+
+  private async executeInSlot(queuedOrRunning: RunRecord, context: JobContext): Promise<void> {
+    const controller = new AbortController();
+    this.executing.set(queuedOrRunning.id, controller);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      let run = queuedOrRunning;
+      if (run.status === 'queued') {
+        run = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
+        try {
+          await this.runs.replace(run, { status: 'queued' });
+        } catch (error) {
+          if (!(error instanceof WriteConflictError)) throw error;
+          await this.settleLost(run);
+          return;
+        }
+      }
+      if (run.timeout_seconds !== null && run.timeout_seconds >= 1) {
+        const seconds = run.timeout_seconds;
+        // Counted from the start, across a resumption too.
+        const remainingMs = Date.parse(run.started_at!) + seconds * 1000 - this.clock.now().getTime();
+        timer = setTimeout(() => controller.abort(new RunTimedOut(seconds)), Math.max(0, remainingMs));
+      }
+      const signal = AbortSignal.any([controller.signal, context.signal]);
+      const telemetry = run.telemetry_enabled ? new RecordingTelemetry(this.clock, run) : undefined;
+      const usage = { input_tokens: 0, output_tokens: 0 };
+      let fields: FinalFields;
+      try {
+        const outcome = await this.executor.execute(run, signal, telemetry?.root ?? NO_TELEMETRY, usage);
+        fields = { status: 'succeeded', outputs: outcome.outputs, error: null };
+      } catch (error) {
+        // The queue is stopping or lost this job: the run stays running and is resumed.
+        if (context.signal.aborted && !controller.signal.aborted) throw error;
+        fields = this.failure(run, error, controller.signal);
+      }
+      fields.usage = usage;
+      fields.trace = telemetry?.finish(fields.status, fields.error) ?? null;
+      await this.finishWith(run, fields, 'running');
+    } finally {
+      clearTimeout(timer);
+      this.executing.delete(queuedOrRunning.id);
+    }
+  }
+
+  /** Completes the run and schedules its callback; when another writer won, makes sure of theirs. */
+  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus): Promise<void> {
+    const final = await this.complete(run, fields, expected);
+    if (final) await this.callbacks.schedule(final);
+    else await this.settleLost(run);
+  }
+
+  /** The run changed under this job (a cancel): if it has finished, its callback is due. */
+  private async settleLost(run: RunRecord): Promise<void> {
+    const current = await this.runs.get(run.account_id, run.id);
+    if (current && isFinished(current.status)) await this.callbacks.schedule(current);
+  }
+
+  private failure(run: RunRecord, error: unknown, signal: AbortSignal): FinalFields {
+    const reason: unknown = signal.aborted ? signal.reason : undefined;
+    if (reason instanceof RunCancelled) return { status: 'cancelled', error: describeFailure(reason) };
+    if (reason instanceof RunTimedOut) return { status: 'timed_out', error: describeFailure(reason) };
+    if (isUnexpectedFailure(error)) {
+      this.logger.error({ runId: run.id, accountId: run.account_id, error: messageOf(error), stack: (error as Error)?.stack }, 'run failed on an unexpected error');
+    }
+    return { status: 'failed', error: describeFailure(error) };
+  }
+
+  /** Queues the job of a parked run whose turn has come. */
+  private wake(accountId: string, runId: string | undefined): void {
+    if (runId === undefined) return;
+    this.enqueue(accountId, runId).catch((error: unknown) => {
+      this.logger.warn({ runId, error: messageOf(error) }, 'waking a parked run failed; the periodic repair queues it');
+    });
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,183 @@
+import { inject, injectable } from 'inversify';
+import { ApiError } from '../../http/api-error';
+import { validationError } from '../../http/router';
+import { Clock } from '../../ports/clock';
+import { EventBus } from '../../ports/event-bus';
+import { IdGenerator } from '../../ports/id-generator';
+import { Logger } from '../../ports/logger';
+import { SecretBox } from '../../ports/secret-box';
+import { ResourceService } from '../resources/resource-service';
+import type { InputConfig } from '../runnables/config-schema';
+import { RunnableService } from '../runnables/runnable-service';
+import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
+import { checkEmbeddedResources } from './resource-checks';
+import { RunEngine, runTopic } from './run-engine';
+import { describeFailure, RunCancelled } from './run-failure';
+import { isFinished, type RunRecord, toRunView, type RunView } from './run-record';
+import { RunRepository } from './run-repository';
+import { listRunsQuery, type ListRunsQuery, RUN_MODES, type RunMode, runRequestSchema, type RunRequest } from './run-schemas';
+
+/** What a submission answers: the id of an accepted async run, or the finished sync run. */
+export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
+
+/** A cancel retries this often when the run changes under it (queued → running) before a 409. */
+const CANCEL_ATTEMPTS = 3;
+
+/**
+ * Runs of an account (DESIGN 2.4): submit (async or sync), read, list, cancel. Execution is the
+ * `RunEngine`'s; this is the API over it.
+ */
+@injectable()
+export class RunService {
+  constructor(
+    @inject(RunRepository) private readonly runs: RunRepository,
+    @inject(RunEngine) private readonly engine: RunEngine,
+    @inject(RunnableService) private readonly runnables: RunnableService,
+    @inject(ResourceService) private readonly resources: ResourceService,
+    @inject(CallbackDispatcher) private readonly callbacks: CallbackDispatcher,
+    @inject(SecretBox) private readonly secretBox: SecretBox,
+    @inject(EventBus) private readonly events: EventBus,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(IdGenerator) private readonly ids: IdGenerator,
+    @inject(Logger) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Validates the request, checks its resources against the runnable's placeholders, snapshots the
+   * runnable's configuration and queues the run. `async` (the default) answers its id at once;
+   * `sync` waits until it has finished (or `signal` aborts: the caller went away) and answers it.
+   */
+  async submit(accountId: string, runnableId: string, body: RunRequest, mode: string = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
+    if (!(RUN_MODES as readonly string[]).includes(mode)) {
+      throw ApiError.badRequest(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
+    }
+    const parsed = runRequestSchema.safeParse(body ?? {});
+    if (!parsed.success) throw validationError(parsed.error);
+    const request = parsed.data;
+    const runnable = await this.runnables.get(accountId, runnableId);
+    const config = runnable.config_content_parsed;
+    const resources = await checkEmbeddedResources(this.resources, accountId, (config.inputs ?? []) as InputConfig[], request.resources);
+    if (request.callback_url !== null) await this.callbacks.validateCallbackUrl(request.callback_url);
+    const withHeaders = request.callback_url !== null && Object.keys(request.callback_headers).length > 0;
+
+    const telemetryEnabled = request.telemetry_strategy === 'force' || (request.telemetry_strategy === 'default' && config.telemetry !== false);
+    const run: RunRecord = {
+      id: this.ids.newId(),
+      account_id: accountId,
+      runnable_id: runnable.id,
+      runnable_sha256: runnable.config_content_sha256,
+      status: 'queued',
+      created_at: this.clock.now().toISOString(),
+      started_at: null,
+      completed_at: null,
+      timeout_seconds: request.timeout_seconds,
+      telemetry_strategy: request.telemetry_strategy,
+      telemetry_enabled: telemetryEnabled,
+      resources,
+      outputs: [],
+      error: null,
+      usage: { input_tokens: 0, output_tokens: 0 },
+      callback: request.callback_url === null ? null : CallbackDispatcher.pending(request.callback_url),
+      trace: null,
+      runnable_snapshot: { name: runnable.name, config_content_type: runnable.config_content_type, config_content_parsed: config },
+      resource_ids: [...new Set(resources.map((entry) => entry.resource.id))],
+      sealed_callback_headers: withHeaders ? await this.secretBox.seal(JSON.stringify(request.callback_headers)) : null,
+    };
+
+    // Listening before the run exists, so its end cannot slip by.
+    const finished = (mode as RunMode) === 'sync' ? this.finishedView(run.id, signal) : undefined;
+    try {
+      await this.accept(run);
+    } catch (error) {
+      finished?.stop();
+      throw error;
+    }
+    if (!finished) return { mode: 'async', id: run.id };
+    return { mode: 'sync', run: (await finished.view) ?? (await this.get(accountId, run.id)) };
+  }
+
+  async get(accountId: string, id: string): Promise<RunView> {
+    return toRunView(await this.getRecord(accountId, id));
+  }
+
+  /** The account's runs, newest first, filtered by runnable and status. */
+  async list(accountId: string, query: ListRunsQuery = {}): Promise<RunView[]> {
+    const parsed = listRunsQuery.safeParse(query);
+    if (!parsed.success) throw validationError(parsed.error, 'query');
+    const { runnable_id, status, limit, offset } = parsed.data;
+    const records = await this.runs.find(accountId, {
+      where: { ...(runnable_id === undefined ? {} : { runnable_id }), ...(status === undefined ? {} : { status }) },
+      orderBy: [
+        { field: 'created_at', direction: 'desc' },
+        { field: 'id', direction: 'desc' },
+      ],
+      limit,
+      offset,
+    });
+    return records.map(toRunView);
+  }
+
+  /**
+   * Cancels a queued or running run: it ends `cancelled` at once and a running model call is
+   * aborted. 409 naming the status when the run has already finished.
+   */
+  async cancel(accountId: string, id: string): Promise<RunView> {
+    for (let attempt = 1; attempt <= CANCEL_ATTEMPTS; attempt++) {
+      const run = await this.getRecord(accountId, id);
+      if (isFinished(run.status)) throw ApiError.conflict(`run ${id} is already ${run.status}; only a queued or running run can be cancelled`);
+      const final = await this.engine.complete(run, { status: 'cancelled', error: describeFailure(new RunCancelled()) }, run.status);
+      if (!final) continue;
+      this.engine.abort(id);
+      await this.engine.scheduleCallback(final);
+      return toRunView(final);
+    }
+    throw ApiError.conflict(`run ${id} kept changing status while being cancelled; read it and retry`);
+  }
+
+  private async getRecord(accountId: string, id: string): Promise<RunRecord> {
+    const run = await this.runs.get(accountId, id);
+    if (!run) throw ApiError.notFound(`run ${id}`);
+    return run;
+  }
+
+  /**
+   * Stores the run and queues its job. Both writes are issued together (one group commit on the
+   * embedded store); a crash between them leaves a queued run without a job, which the engine's
+   * repair queues at start. A job that cannot be queued now is left to that repair too: the run is
+   * accepted either way.
+   */
+  private async accept(run: RunRecord): Promise<void> {
+    const inserted = this.runs.insert(run);
+    const queued = this.engine.enqueue(run.account_id, run.id);
+    try {
+      await inserted;
+    } finally {
+      await queued.catch((error: unknown) => {
+        this.logger.error({ runId: run.id, error: error instanceof Error ? error.message : String(error) }, 'queueing a run failed; the repair queues it');
+      });
+    }
+  }
+
+  /** The run's final view once published; undefined when `signal` aborts first. */
+  private finishedView(runId: string, signal: AbortSignal | undefined): { view: Promise<RunView | undefined>; stop(): void } {
+    let stop = (): void => {};
+    const view = new Promise<RunView | undefined>((resolve) => {
+      const subscription = this.events.subscribe<RunView>(runTopic(runId), (event) => {
+        if (!isFinished(event.data.status)) return;
+        stop();
+        resolve(event.data);
+      });
+      const onAbort = (): void => {
+        stop();
+        resolve(undefined);
+      };
+      stop = () => {
+        subscription.unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    return { view, stop };
+  }
+}
