@@ -42,11 +42,14 @@ const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 /**
  * The embedded store: sql.js in memory, made durable by an operation log.
  *
- * A write runs synchronously in one SQLite transaction (so no reader sees part of it), then its
- * statements go to the log as one checksummed record; it resolves once that record is fsync'd,
- * sharing the fsync with every write that arrived meanwhile. A worker thread keeps a replica fed
- * with the same records and periodically writes it out as the snapshot, after which the covered
- * log segments are deleted. Opening loads the snapshot and replays the log after it.
+ * A write runs synchronously and atomically in SQLite (a savepoint in the transaction its turn of
+ * the event loop shares), so no reader ever sees part of it; its statements then go to the log as
+ * one checksummed record, and it resolves once that record is fdatasync'd, sharing the sync with
+ * every write of the same turn. Readers may see a write a moment before it is durable; the log
+ * keeps apply order, so any write acknowledged after it makes it durable too. A worker thread keeps
+ * a replica fed with the same records and writes it out as the snapshot whenever a log segment
+ * fills, after which the covered segments are deleted. Opening loads the snapshot and replays the
+ * log after it.
  */
 export class SqlJsDatabase implements Database {
   private schema: Map<string, CollectionSchema>;
