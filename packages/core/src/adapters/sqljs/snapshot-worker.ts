@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeSegment, listSegments, type LogRecord } from './log-format';
 import { readSnapshot, writeSnapshot } from './snapshot-file';
@@ -63,9 +65,23 @@ class Replica {
   }
 }
 
+/**
+ * Snapshots are background work: where niceness is per thread (Linux), let request handling on
+ * the main thread have the CPU first. Elsewhere the thread keeps the default priority.
+ */
+function yieldCpuToRequests(): void {
+  try {
+    const threadId = Number(path.basename(readlinkSync('/proc/thread-self')));
+    if (Number.isInteger(threadId)) os.setPriority(threadId, 10);
+  } catch {
+    // No /proc/thread-self (not Linux) or not permitted: share the CPU evenly.
+  }
+}
+
 async function serve(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('snapshot-worker runs as a worker thread');
+  yieldCpuToRequests();
   // Requests that arrive while the replica loads wait here, in order.
   const waiting: SnapshotWorkerRequest[] = [];
   let handle = (request: SnapshotWorkerRequest): void => {
