@@ -29,8 +29,8 @@ export interface ResponseSpec {
  * - `{ stream: … }`: the handler reads `request.body` itself (uploads); the router only checks
  *   the media type against `mediaTypes`.
  */
-export type BodySpec =
-  | { json: z.ZodType; form?: boolean; optional?: boolean }
+export type BodySpec<B = unknown> =
+  | { json: z.ZodType<B>; form?: boolean; optional?: boolean }
   | { stream: { mediaTypes: string[]; description: string } };
 
 export interface RouteInput<P, Q, B> {
@@ -53,7 +53,7 @@ export interface RouteDefinition<P = any, Q = any, B = any> {
   tag: string;
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
-  body?: BodySpec;
+  body?: BodySpec<B>;
   responses: Record<number, ResponseSpec>;
   /** Hidden routes (debug) stay out of the OpenAPI document. */
   hidden?: boolean;
