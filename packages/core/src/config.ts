@@ -19,6 +19,8 @@ export interface RunloomConfig {
   allowPrivateNetwork: boolean;
   callbackMaxAttempts: number;
   callbackInitialBackoffMs: number;
+  /** How long a callback attempt waits for an answer before it counts as failed. */
+  callbackTimeoutMs: number;
   /** Runs executing at once in this process. */
   runConcurrency: number;
   /** Runs of one account executing at once in this process; its other runs wait their turn. */
@@ -39,6 +41,7 @@ export const defaultConfig: RunloomConfig = {
   allowPrivateNetwork: false,
   callbackMaxAttempts: 8,
   callbackInitialBackoffMs: 1000,
+  callbackTimeoutMs: 10_000,
   runConcurrency: 32,
   runConcurrencyPerAccount: 8,
   bootstrapClients: [],
