@@ -28,6 +28,18 @@ export { ProviderService, ProviderUnavailableError, type ProviderConfigView, typ
 export { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 export { GoldLabelService } from './domain/gold-labels/gold-label-service';
 export type { GoldLabel, CreateGoldLabelInput, UpdateGoldLabelInput } from './domain/gold-labels/gold-label-schemas';
+export { CallbackDispatcher, CALLBACK_DELIVERY_JOB, type RunCompletedEvent } from './domain/webhooks/callback-dispatcher';
+export { EvaluationService } from './domain/evaluations/evaluation-service';
+export {
+  EVALUATION_METHODS,
+  type Evaluation,
+  type EvaluationMethod,
+  type EvaluationDetails,
+  type Mismatch,
+  type CreateEvaluationInput,
+} from './domain/evaluations/evaluation-schemas';
+export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
+export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { RunnableService } from './domain/runnables/runnable-service';
 export type { Runnable, RunnableVersion } from './domain/runnables/runnable-record';
 export type { CreateRunnableInput, UpdateRunnableInput, ListRunnablesQuery } from './domain/runnables/runnable-schemas';

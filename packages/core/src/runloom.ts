@@ -6,6 +6,8 @@ import { authModule } from './domain/auth/auth-module';
 import { AuthService } from './domain/auth/auth-service';
 import { GoldLabelService } from './domain/gold-labels/gold-label-service';
 import { goldLabelsModule } from './domain/gold-labels/gold-labels-module';
+import { EvaluationService } from './domain/evaluations/evaluation-service';
+import { evaluationsModule } from './domain/evaluations/evaluations-module';
 import { Lifecycle } from './domain/lifecycle';
 import { ProviderService } from './domain/providers/provider-service';
 import { providersModule } from './domain/providers/providers-module';
@@ -40,6 +42,7 @@ const featureModules: ContainerModule[] = [
   providersModule,
   webhooksModule,
   goldLabelsModule,
+  evaluationsModule,
   runnablesModule,
   modelsModule,
 ];
@@ -76,6 +79,11 @@ export class Runloom {
   /** Gold labels of runs. */
   get goldLabels(): GoldLabelService {
     return this.container.get<GoldLabelService>(GoldLabelService);
+  }
+
+  /** Evaluations of run outputs against gold labels. */
+  get evaluations(): EvaluationService {
+    return this.container.get<EvaluationService>(EvaluationService);
   }
 
   /** Runnables: prompt, flow and agent configurations with their version history. */

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { apiErrorBody } from '../../http/error-schema';
+import { route, type RouteDefinition } from '../../http/route';
+import { createEvaluationBody, evaluationSchema } from './evaluation-schemas';
+import type { EvaluationService } from './evaluation-service';
+
+const runParams = z.object({ run_id: z.uuid() });
+const evaluationParams = z.object({ run_id: z.uuid(), evaluation_id: z.uuid() });
+
+/** DESIGN 2.3: lists take `limit` (default 50, at most 500) and `offset`. */
+const page = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+const unauthorized = { description: 'missing or invalid bearer token', schema: apiErrorBody };
+const notFound = { description: 'no such run, gold label or evaluation in this account', schema: apiErrorBody };
+
+export function evaluationRoutes(evaluations: EvaluationService): RouteDefinition[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/run/{run_id}/evaluations',
+      tag: 'evaluations',
+      summary: 'Score the output a gold label names against the label (exact, contains, regex, json_equal, json_subset)',
+      params: runParams,
+      body: { json: createEvaluationBody },
+      responses: {
+        201: { description: 'the evaluation', schema: evaluationSchema },
+        400: { description: 'invalid fields, or a label the method cannot use (invalid or too slow pattern, text that is not JSON)', schema: apiErrorBody },
+        401: unauthorized,
+        404: notFound,
+        409: { description: 'the run has not finished yet', schema: apiErrorBody },
+      },
+      handle: async ({ principal, params, body }) => ({ status: 201, body: await evaluations.create(principal.accountId, params.run_id, body) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/run/{run_id}/evaluations',
+      tag: 'evaluations',
+      summary: 'List the evaluations of a run, oldest first',
+      params: runParams,
+      query: page,
+      responses: { 200: { description: 'the evaluations', schema: z.array(evaluationSchema) }, 400: { description: 'invalid limit or offset', schema: apiErrorBody }, 401: unauthorized, 404: notFound },
+      handle: async ({ principal, params, query }) => ({ status: 200, body: await evaluations.list(principal.accountId, params.run_id, query) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/run/{run_id}/evaluation/{evaluation_id}',
+      tag: 'evaluations',
+      summary: 'Get one evaluation',
+      params: evaluationParams,
+      responses: { 200: { description: 'the evaluation', schema: evaluationSchema }, 401: unauthorized, 404: notFound },
+      handle: async ({ principal, params }) => ({ status: 200, body: await evaluations.get(principal.accountId, params.run_id, params.evaluation_id) }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/run/{run_id}/evaluation/{evaluation_id}',
+      tag: 'evaluations',
+      summary: 'Delete an evaluation (irreversible)',
+      params: evaluationParams,
+      responses: { 200: { description: 'deleted', schema: z.object({ id: z.uuid() }) }, 401: unauthorized, 404: notFound },
+      handle: async ({ principal, params }) => {
+        await evaluations.delete(principal.accountId, params.run_id, params.evaluation_id);
+        return { status: 200, body: { id: params.evaluation_id } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/** DESIGN 2.5 / 2.8: how an output is scored against its gold label. */
+export const EVALUATION_METHODS = ['exact', 'contains', 'regex', 'json_equal', 'json_subset'] as const;
+export type EvaluationMethod = (typeof EVALUATION_METHODS)[number];
+
+/** An evaluation as answered (DESIGN 2.5). */
+export interface Evaluation {
+  id: string;
+  run_id: string;
+  gold_label_id: string;
+  method: EvaluationMethod;
+  /** 0..1; 1 is a full match. */
+  score: number;
+  passed: boolean;
+  details: EvaluationDetails;
+  created_at: string;
+}
+
+/** One place where output and label differ. `actual` is absent when the output has nothing there. */
+export interface Mismatch {
+  path: string;
+  expected?: unknown;
+  actual?: unknown;
+  problem: 'different' | 'missing' | 'unexpected';
+}
+
+/** What the score is made of; the fields beyond `message` depend on the method. */
+export interface EvaluationDetails {
+  output_resource_name: string;
+  message: string;
+  /** exact (text): index of the first differing character. */
+  first_difference_at?: number;
+  /** contains: where the label text starts in the output. */
+  found_at?: number | null;
+  /** regex: the first match. */
+  match?: { text: string; index: number } | null;
+  /** json_subset: leaves of the label found equal in the output, of all its leaves. */
+  matched_leaves?: number;
+  total_leaves?: number;
+  /** json_equal, json_subset, exact (JSON): the first differences, at most 20. */
+  mismatches?: Mismatch[];
+  mismatch_count?: number;
+}
+
+export const createEvaluationBody = z.object({
+  gold_label_id: z.uuid({ error: 'gold_label_id must be the id (uuid) of a gold label of this run' }),
+  method: z
+    .enum(EVALUATION_METHODS, { error: `method must be one of ${EVALUATION_METHODS.join(', ')}` })
+    .optional()
+    .describe('default: json_subset for a partial object label, json_equal for an object label, exact for a text label'),
+});
+export type CreateEvaluationInput = z.infer<typeof createEvaluationBody>;
+
+const mismatchSchema = z.object({
+  path: z.string(),
+  expected: z.unknown().optional(),
+  actual: z.unknown().optional(),
+  problem: z.enum(['different', 'missing', 'unexpected']),
+});
+
+export const evaluationSchema = z.object({
+  id: z.uuid(),
+  run_id: z.uuid(),
+  gold_label_id: z.uuid(),
+  method: z.enum(EVALUATION_METHODS),
+  score: z.number().min(0).max(1),
+  passed: z.boolean(),
+  details: z.object({
+    output_resource_name: z.string(),
+    message: z.string(),
+    first_difference_at: z.int().optional(),
+    found_at: z.int().nullable().optional(),
+    match: z.object({ text: z.string(), index: z.int() }).nullable().optional(),
+    matched_leaves: z.int().optional(),
+    total_leaves: z.int().optional(),
+    mismatches: z.array(mismatchSchema).optional(),
+    mismatch_count: z.int().optional(),
+  }),
+  created_at: z.string(),
+});
