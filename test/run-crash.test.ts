@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRunloom, MAX_RUN_ATTEMPTS, type Runloom, type RunView } from '../packages/core/src/index';
+import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+
+const CHILD = path.join(__dirname, 'fixtures', 'run-crash-child.ts');
+const ACCOUNT = 'acct-crash';
+
+interface Callback {
+  type: string;
+  data: { id: string; status: string; error: { code: string } | null };
+}
+
+/** A loopback receiver of run callbacks. */
+async function startCallbackSink(): Promise<{ url: string; received: Callback[]; waitFor(count: number): Promise<void>; close(): Promise<void> }> {
+  const received: Callback[] = [];
+  let wake = (): void => {};
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      received.push(JSON.parse(body) as Callback);
+      res.writeHead(204).end();
+      wake();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    async waitFor(count) {
+      while (received.length < count) await new Promise<void>((resolve) => (wake = resolve));
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Starts the child on `dataDir` and resolves with its first line of output; `kill()` sends SIGKILL and waits for the exit. */
+async function startChild(args: string[]): Promise<{ line: string; kill(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+    });
+    child.on('exit', (code) => reject(new Error(`the child exited with ${code}: ${stderr}`)));
+  });
+  return {
+    line,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+async function waitFinished(runloom: Runloom, id: string, deadline: number): Promise<RunView> {
+  for (;;) {
+    const run = await runloom.runs.get(ACCOUNT, id);
+    if (run.status !== 'queued' && run.status !== 'running') return run;
+    if (Date.now() > deadline) assert.fail(`run ${id} is still ${run.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('runs across kill -9', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let fake: FakeVendorServer;
+  let sink: Awaited<ReturnType<typeof startCallbackSink>>;
+  let runloom: Runloom | undefined;
+
+  beforeEach(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
+    fake = await startFakeVendor('openai');
+    sink = await startCallbackSink();
+  });
+  afterEach(async () => {
+    await runloom?.close();
+    runloom = undefined;
+    await Promise.all([fake.close(), sink.close()]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('resumes every queued and running run after a restart, within seconds, and sends each callback', async () => {
+    // Three runs hang at the vendor (the child's account slots); three more wait queued behind them.
+    fake.reply({ type: 'hang' }, { type: 'hang' }, { type: 'hang' });
+    const child = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '6']);
+    const ids = child.line.replace(/^submitted /, '').split(' ');
+    assert.equal(ids.length, 6);
+    await fake.waitForRequests(3);
+    await child.kill();
+    assert.equal(sink.received.length, 0);
+
+    const restartedAt = Date.now();
+    runloom = await createRunloom({ dataDir, allowPrivateNetwork: true });
+    const runs = await Promise.all(ids.map((id) => waitFinished(runloom!, id, restartedAt + 10_000)));
+    assert.deepEqual(
+      runs.map((run) => run.status),
+      ids.map(() => 'succeeded'),
+    );
+    for (const run of runs) assert.equal(run.outputs[0]?.text_value, 'Hello from openai');
+    assert.ok(Date.now() - restartedAt < 10_000);
+    // The three interrupted calls are made again, the three queued runs for the first time.
+    assert.equal(fake.requests.length, 9);
+
+    await sink.waitFor(6);
+    assert.deepEqual(sink.received.map((callback) => callback.data.id).sort(), [...ids].sort());
+    for (const callback of sink.received) assert.deepEqual([callback.type, callback.data.status], ['run.completed', 'succeeded']);
+  });
+
+  it(`fails a run interrupted ${MAX_RUN_ATTEMPTS} times with 'interrupted' instead of resuming it again, and still sends its callback`, async () => {
+    fake.reply(...Array.from({ length: MAX_RUN_ATTEMPTS }, () => ({ type: 'hang' as const })));
+    const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '1']);
+    const id = first.line.replace(/^submitted /, '');
+    await fake.waitForRequests(1);
+    await first.kill();
+    for (let attempt = 2; attempt <= MAX_RUN_ATTEMPTS; attempt++) {
+      const resumed = await startChild([dataDir, 'resume']);
+      await fake.waitForRequests(attempt);
+      await resumed.kill();
+    }
+
+    const restartedAt = Date.now();
+    runloom = await createRunloom({ dataDir, allowPrivateNetwork: true });
+    const run = await waitFinished(runloom, id, restartedAt + 10_000);
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error?.code, 'interrupted');
+    assert.match(run.error?.message ?? '', /interrupted 3 times/);
+    assert.equal(fake.requests.length, MAX_RUN_ATTEMPTS);
+    await sink.waitFor(1);
+    assert.deepEqual([sink.received[0]!.data.id, sink.received[0]!.data.status, sink.received[0]!.data.error?.code], [id, 'failed', 'interrupted']);
+  });
+});
