@@ -16,6 +16,11 @@ export const CALLBACK_DELIVERY_JOB = 'callback.deliver';
 /** DESIGN 2.1: the backoff doubles from `callbackInitialBackoffMs`, capped at 10 minutes; 2.8: ±20% jitter. */
 const MAX_BACKOFF_MS = 10 * 60_000;
 const BACKOFF_JITTER = 0.2;
+/**
+ * Deliveries in flight at once per instance. They mostly wait on receivers, so a few slow ones
+ * (up to the timeout each) must not hold up everyone else's.
+ */
+export const CALLBACK_CONCURRENCY = 32;
 /** What a receiver answers is not used; a little of it is read so the socket can be reused. */
 const MAX_RESPONSE_BYTES = 4096;
 
@@ -85,7 +90,7 @@ export class CallbackDispatcher implements Lifecycle {
   ) {}
 
   async start(): Promise<void> {
-    this.queue.register<CallbackDeliveryJob>(CALLBACK_DELIVERY_JOB, (job, context) => this.deliver(job, context));
+    this.queue.register<CallbackDeliveryJob>(CALLBACK_DELIVERY_JOB, (job, context) => this.deliver(job, context), { concurrency: CALLBACK_CONCURRENCY });
   }
 
   /** The `callback` a run is submitted with: nothing sent yet. */
