@@ -9,6 +9,7 @@ import { createRequestListener } from './node';
 import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
+import { jsonResponse } from '../../core/src/http/http-result';
 
 const CHUNK_SIZE = 16 * 1024;
 const STREAM_CHUNKS = 1024; // 16 MiB: more than loopback socket buffers absorb
@@ -29,6 +30,9 @@ class ProbeHandler implements WebHandler {
         headers.append('set-cookie', 'b=2; Path=/');
         return Response.json({ path: url.pathname, search: url.search, agent: request.headers.get('user-agent'), origin: url.origin }, { headers });
       }
+      case 'GET /core-json':
+        // Built by core's jsonResponse: the adapter writes its text without reading the stream.
+        return jsonResponse(200, { list: [{ name: 'ü' }] }, { 'x-probe': 'core' });
       case 'POST /echo':
         return Response.json({ received: await request.json() }, { status: 201 });
       case 'GET /stream':
@@ -115,6 +119,15 @@ for (const [name, mount] of Object.entries(mounts)) {
       assert.deepEqual(get.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
       assert.equal(get.headers.get('content-length'), String((await get.clone().arrayBuffer()).byteLength));
       assert.deepEqual(await get.json(), { path: '/json', search: '?x=1', agent: 'probe/1', origin: server.url });
+    });
+
+    it("writes core's JSON responses whole, with a Content-Length in bytes", async () => {
+      const response = await fetch(`${server.url}/core-json`);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-probe'), 'core');
+      assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(response.headers.get('content-length'), String(Buffer.byteLength('{"list":[{"name":"ü"}]}')));
+      assert.deepEqual(await response.json(), { list: [{ name: 'ü' }] });
     });
 
     it('answers the root path and unknown paths through the handler', async () => {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { jsonBodyText } from '../../core/src/http/http-result';
 
 /**
  * The one translation layer between Node's `IncomingMessage`/`ServerResponse` and the web-standard
@@ -58,6 +59,13 @@ export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions 
  */
 export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
   const head = headerObject(response.headers);
+  const json = jsonBodyText(response);
+  if (json !== undefined) {
+    head['content-length'] ??= Buffer.byteLength(json);
+    res.writeHead(response.status, head);
+    res.end(json);
+    return;
+  }
   if (response.body === null) {
     res.writeHead(response.status, head);
     res.end();
