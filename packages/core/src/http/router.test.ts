@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { ApiError } from './api-error';
 import { route } from './route';
-import { MAX_JSON_DEPTH, type RequestObserver, Router } from './router';
+import { MAX_JSON_DEPTH } from '../domain/storage/json-depth';
+import { type RequestObserver, Router } from './router';
 
 const seen: Parameters<RequestObserver['onRequest']>[0][] = [];
 
@@ -94,7 +95,7 @@ describe('Router', () => {
     const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`;
     const response = await post(makeRouter(), deep);
     assert.equal(response.status, 400);
-    assert.match((await response.json()).error, /nests deeper/);
+    assert.match((await response.json()).error, /nested at most 64 levels/);
   });
 
   it('answers 413 past the JSON body limit and 415 for another media type', async () => {

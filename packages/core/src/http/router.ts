@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonDepth, MAX_JSON_DEPTH } from '../domain/storage/json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
 import { jsonResponse, toResponse } from './http-result';
 import type { HttpMethod, Principal, RouteDefinition } from './route';
@@ -34,22 +35,6 @@ export interface RouterOptions {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Deeper JSON parses, but overflows the stack where it is serialized again (storage, replies). */
-export const MAX_JSON_DEPTH = 64;
-
-/** Nesting depth of a parsed JSON value, walked without recursion. */
-function nestingDepth(value: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  while (pending.length) {
-    const [current, depth] = pending.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(current)) pending.push([child, depth + 1]);
-  }
-  return deepest;
-}
 
 /**
  * The web-standard HTTP surface of core: `handle(Request) → Response`. It matches the route,
@@ -209,12 +194,20 @@ export class Router {
       } catch (error) {
         throw new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`);
       }
-      if (nestingDepth(raw) > MAX_JSON_DEPTH) {
-        throw ApiError.badRequest(`the body nests deeper than ${MAX_JSON_DEPTH} levels; flatten it`);
-      }
+      refuseTooDeep(raw);
     }
     return validate(spec.json, raw, 'body');
   }
+}
+
+/** JSON nested past `MAX_JSON_DEPTH` → 400 naming the top-level field that holds it. */
+function refuseTooDeep(body: unknown): void {
+  if (jsonDepth(body) <= MAX_JSON_DEPTH) return;
+  const message = `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep`;
+  const field = body !== null && typeof body === 'object'
+    ? Object.entries(body).find(([, value]) => jsonDepth(value) >= MAX_JSON_DEPTH)?.[0]
+    : undefined;
+  throw ApiError.badRequest(`invalid body: ${field ? `${field}: ` : ''}${message}`, [{ path: field ?? '', message }]);
 }
 
 /** Path ids that fail their schema (not a UUID) name nothing that exists: 404, like a missing id. */

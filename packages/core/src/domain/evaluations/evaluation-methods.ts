@@ -1,6 +1,7 @@
 import { ApiError } from '../../http/api-error';
 import { InvalidPatternError, type PatternMatcher, PatternTimeoutError } from '../../ports/pattern-matcher';
-import { type GoldLabel, jsonDepth, MAX_OBJECT_DEPTH } from '../gold-labels/gold-label-schemas';
+import type { GoldLabel } from '../gold-labels/gold-label-schemas';
+import { jsonDepth, MAX_JSON_DEPTH } from '../storage/json-depth';
 import type { RunOutput } from '../runs/run-record';
 import type { EvaluationDetails, EvaluationMethod, Mismatch } from './evaluation-schemas';
 
@@ -259,7 +260,7 @@ function labelJson(method: EvaluationMethod, label: LabelValue): { value: unknow
 
 /** The comparisons walk the label recursively; a label's text may hold JSON of any depth. */
 function requireBoundedDepth(value: unknown): void {
-  if (jsonDepth(value) > MAX_OBJECT_DEPTH) throw labelError(`the gold label's JSON is nested more than ${MAX_OBJECT_DEPTH} levels deep`);
+  if (jsonDepth(value) > MAX_JSON_DEPTH) throw labelError(`the gold label's JSON is nested more than ${MAX_JSON_DEPTH} levels deep`);
 }
 
 function parseJson(text: string): { value: unknown } | undefined {

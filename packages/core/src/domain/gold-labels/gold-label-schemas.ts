@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonDepth, MAX_JSON_DEPTH } from '../storage/json-depth';
 
 /** A gold label as answered (SPEC 2.6): exactly one of `text_value` and `object_value` is non-null. */
 export interface GoldLabel {
@@ -15,22 +16,6 @@ export interface GoldLabel {
   updated_at: string;
 }
 
-/** Deeper JSON than this is refused: storing it would exhaust the stack of `JSON.stringify`. */
-export const MAX_OBJECT_DEPTH = 64;
-
-/** Nesting depth of a JSON value (a scalar is 0), walked without recursion. */
-export function jsonDepth(value: unknown): number {
-  let deepest = 0;
-  const pending: [unknown, number][] = [[value, 0]];
-  while (pending.length > 0) {
-    const [current, depth] = pending.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_OBJECT_DEPTH) return deepest;
-    for (const child of Object.values(current)) pending.push([child, depth + 1]);
-  }
-  return deepest;
-}
 
 const outputResourceName = z
   .string()
@@ -42,7 +27,7 @@ const textValue = z.string();
 
 const objectValue = z
   .record(z.string(), z.unknown(), { error: 'object_value must be a JSON object' })
-  .refine((value) => jsonDepth(value) <= MAX_OBJECT_DEPTH, `object_value must be nested at most ${MAX_OBJECT_DEPTH} levels deep`);
+  .refine((value) => jsonDepth(value) <= MAX_JSON_DEPTH, `object_value must be nested at most ${MAX_JSON_DEPTH} levels deep`);
 
 /** `POST /v1/run/{run_id}/gold-labels`. Which of the values is set is checked by the service. */
 export const createGoldLabelBody = z.object({
