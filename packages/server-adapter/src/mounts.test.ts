@@ -20,6 +20,7 @@ class ProbeHandler implements WebHandler {
   readonly streamCancelled = deferred<void>();
   readonly requestAborted = deferred<void>();
   readonly uploadStarted = deferred<void>();
+  readonly lateSignalAborted = deferred<boolean>();
 
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -42,6 +43,11 @@ class ProbeHandler implements WebHandler {
       case 'GET /hang':
         request.signal.addEventListener('abort', () => this.requestAborted.resolve());
         await this.requestAborted.promise;
+        return new Response(null, { status: 204 });
+      case 'GET /late':
+        // Looks at the signal only after the client has gone.
+        await sleep(400);
+        this.lateSignalAborted.resolve(request.signal.aborted);
         return new Response(null, { status: 204 });
       default:
         return Response.json({ error: 'no such probe' }, { status: 404 });
@@ -193,6 +199,14 @@ for (const [name, mount] of Object.entries(mounts)) {
       await sleep(100);
       request.destroy();
       await handler.requestAborted.promise;
+    });
+
+    it('gives an already aborted signal to a route that first looks after the client left', async () => {
+      const request = http.get(`${server.url}/late`);
+      request.on('error', () => undefined);
+      await sleep(100);
+      request.destroy();
+      assert.equal(await handler.lateSignalAborted.promise, true);
     });
   });
 }

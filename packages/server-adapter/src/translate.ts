@@ -48,8 +48,7 @@ export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions 
       init.duplex = 'half';
     }
   }
-  if (options.response) init.signal = abortedOnDisconnect(options.response);
-  return new Request(requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), init);
+  return new NodeRequest(requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), init, options.response);
 }
 
 /**
@@ -200,12 +199,35 @@ function serializeParsedBody(body: unknown, headers: Headers): BodyInit {
   return JSON.stringify(body);
 }
 
-function abortedOnDisconnect(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort(new Error('the client closed the connection'));
-  });
-  return controller.signal;
+/**
+ * A web Request whose `signal` aborts when the client goes away before its answer is complete.
+ * The AbortController is made only when someone reads `signal`: handing undici's Request a signal
+ * to follow costs a fifth of a small request's translation, and most routes never look.
+ */
+class NodeRequest extends Request {
+  #controller: AbortController | undefined;
+  #disconnected = false;
+
+  constructor(url: string, init: RequestInit, response: ServerResponse | undefined) {
+    super(url, init);
+    response?.once('close', () => {
+      if (response.writableFinished) return;
+      this.#disconnected = true;
+      this.#controller?.abort(clientGone());
+    });
+  }
+
+  override get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#disconnected) this.#controller.abort(clientGone());
+    }
+    return this.#controller.signal;
+  }
+}
+
+function clientGone(): Error {
+  return new Error('the client closed the connection');
 }
 
 /** Node's header object; `Set-Cookie` as a list so each cookie stays its own header line. */
