@@ -1,0 +1,190 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { type BenchResult, benchResult } from './bench-result';
+
+/**
+ * HTTP throughput of `runloom serve` (the built CLI, in its own process, with request logging on)
+ * against a bare node:http server answering the same bytes in another process, both loaded by
+ * autocannon with the same connections and duration:
+ * (a) an authenticated `GET /v1/runnables` of a small list, 50 connections;
+ * (b) acknowledged durable creates (`POST /v1/runnables` answered 201), 16 connections.
+ * Rate limiting is off (`--rate-limit 0`): the bench measures capacity, not the limiter.
+ * `BENCH_DURATION_S` (default 10) sets each measured run; `BENCH_PROFILE_DIR` profiles the server.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const WARMUP_S = 2;
+/** Set to a folder to get a V8 CPU profile of the runloom server (`node --cpu-prof`) there. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+const CLIENT = { account: 'acct-bench', id: 'bench-client', secret: 'bench-secret-0123456789' };
+const LISTED_RUNNABLES = 5;
+const RUNNABLE_CONFIG = [
+  'type: prompt',
+  'prompt:',
+  '  system: You summarise the input in one sentence.',
+  '  messages:',
+  '    - role: user',
+  '      content: "{{text}}"',
+  'inputs:',
+  '  - name: text',
+  '    mime_types: [text/plain]',
+  'llms:',
+  '  - model: gpt-4o-mini',
+  '',
+].join('\n');
+
+/** The bare baseline: node:http answering GET with the list's bytes and POST with a 201 echo. */
+const BARE_SERVER = `
+const http = require('node:http');
+const list = process.env.BARE_LIST_BODY;
+const json = { 'content-type': 'application/json; charset=utf-8' };
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET') {
+    res.writeHead(200, { ...json, 'content-length': Buffer.byteLength(list) });
+    res.end(list);
+    return;
+  }
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const created = JSON.stringify({ id: crypto.randomUUID(), ...JSON.parse(Buffer.concat(chunks).toString()), created_at: new Date().toISOString() });
+    res.writeHead(201, { ...json, 'content-length': Buffer.byteLength(created) });
+    res.end(created);
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+export async function run(): Promise<BenchResult[]> {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-'));
+  const runloom = await startServer(
+    [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', '--bootstrap-client', `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`],
+    {},
+    dataDir,
+  );
+  try {
+    const authorization = `Bearer ${await token(runloom.url)}`;
+    for (let index = 0; index < LISTED_RUNNABLES; index += 1) await createRunnable(runloom.url, authorization, `listed ${index}`);
+    const listed = await fetch(`${runloom.url}/v1/runnables`, { headers: { authorization } });
+    if (listed.status !== 200) throw new Error(`GET /v1/runnables answered ${listed.status}: ${await listed.text()}`);
+    const listBody = await listed.text();
+
+    const bare = await startServer(['-e', BARE_SERVER], { BARE_LIST_BODY: listBody }, dataDir);
+    try {
+      const get = { path: '/v1/runnables', connections: 50, headers: { authorization } };
+      const listRunloom = await measure(runloom.url, get);
+      const listBare = await measure(bare.url, get);
+      const post = {
+        path: '/v1/runnables',
+        connections: 16,
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        // Names need not be unique: every request creates a new runnable with its own id.
+        body: JSON.stringify({ name: 'bench create', tags: ['bench'], config_content: RUNNABLE_CONFIG }),
+      };
+      const createRunloom = await measure(runloom.url, post);
+      const createBare = await measure(bare.url, post);
+      return [
+        benchResult({
+          name: `(a) GET /v1/runnables (${LISTED_RUNNABLES} items, ${listBody.length} B), 50 conns: runloom serve / bare node:http`,
+          value: listRunloom,
+          baseline: listBare,
+          goal: { of: 'ratio', atLeast: 0.4 },
+          unit: 'req/s',
+        }),
+        benchResult({
+          name: '(b) POST /v1/runnables acknowledged durable creates, 16 conns: runloom serve / bare node:http',
+          value: createRunloom,
+          baseline: createBare,
+          goal: { of: 'value', atLeast: 4000 },
+          unit: 'req/s',
+        }),
+      ];
+    } finally {
+      await bare.stop();
+    }
+  } finally {
+    await runloom.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface Load {
+  path: string;
+  connections: number;
+  method?: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Successful responses per second over DURATION_S, after a short warm-up; any failure voids the figure. */
+async function measure(baseUrl: string, load: Load): Promise<number> {
+  const { path: target, ...options } = load;
+  await autocannon({ ...options, url: `${baseUrl}${target}`, duration: WARMUP_S });
+  const result = await autocannon({ ...options, url: `${baseUrl}${target}`, duration: DURATION_S });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${load.method ?? 'GET'} ${baseUrl}${target}: ${result.non2xx} non-2xx and ${result.errors} errors (${JSON.stringify(result.statusCodeStats)})`);
+  }
+  process.stderr.write(
+    `  ${load.method ?? 'GET'} ${baseUrl}${target}: ${Math.round(result['2xx'] / result.duration)} req/s, latency avg ${result.latency.average} ms, p99 ${result.latency.p99} ms\n`,
+  );
+  return result['2xx'] / result.duration;
+}
+
+interface ChildServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node ARGS`, its stdout going to a file (the request log must not cost this process), until it prints its URL. */
+async function startServer(args: string[], env: Record<string, string>, logDir: string): Promise<ChildServer> {
+  const logFile = path.join(logDir, `server-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+  const log = fs.openSync(logFile, 'w');
+  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
+  fs.closeSync(log);
+  const exited = once(child, 'exit');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
+    if (url) {
+      return {
+        url,
+        stop: async () => {
+          child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function token(baseUrl: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }),
+  });
+  if (response.status !== 200) throw new Error(`POST /auth/token answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+async function createRunnable(baseUrl: string, authorization: string, name: string): Promise<void> {
+  const response = await fetch(`${baseUrl}/v1/runnables`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, config_content: RUNNABLE_CONFIG }),
+  });
+  if (response.status !== 201) throw new Error(`POST /v1/runnables answered ${response.status}: ${await response.text()}`);
+}
