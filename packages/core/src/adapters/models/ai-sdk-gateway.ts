@@ -1,14 +1,4 @@
-import {
-  jsonSchema,
-  Output,
-  streamText,
-  tool,
-  type JSONSchema7,
-  type JSONValue,
-  type ModelMessage as SdkMessage,
-  type ToolChoice,
-  type ToolSet,
-} from 'ai';
+import type { JSONSchema7, JSONValue, ModelMessage as SdkMessage, ToolChoice, ToolSet } from 'ai';
 import type { ValidateFunction } from 'ajv';
 import { compileJsonSchema } from '../../domain/runnables/json-schema';
 import type { Logger } from '../../ports/logger';
@@ -33,6 +23,9 @@ export interface AiSdkModelGatewayOptions {
   /** Receives the vendor's call warnings (an unsupported setting, …). */
   logger?: Logger;
 }
+
+/** The AI SDK's module, imported on the first model call rather than when the server starts. */
+type AiSdk = typeof import('ai');
 
 /**
  * `ModelGateway` over the AI SDK's `streamText`: the vendor adapter builds the model from the
@@ -64,23 +57,24 @@ export class AiSdkModelGateway implements ModelGateway {
       ended = true;
       return event;
     };
-    const failure = (error: unknown): ModelStreamEvent =>
-      end({ type: 'error', error: toModelCallError(provider, error, request.signal, scrub) });
+    const failure = async (error: unknown): Promise<ModelStreamEvent> =>
+      end({ type: 'error', error: await toModelCallError(provider, error, request.signal, scrub) });
     try {
       if (request.signal?.aborted) {
-        yield failure(request.signal.reason);
+        yield await failure(request.signal.reason);
         return;
       }
       let result;
       try {
-        const model = this.vendors.get(provider).languageModel(request.model, request.credentials);
-        result = streamText({
+        const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
+        const ai = await import('ai');
+        result = ai.streamText({
           model,
           system: request.system,
           messages: request.messages.map(toSdkMessage),
-          tools: toSdkTools(request),
+          tools: toSdkTools(ai, request),
           toolChoice: request.toolChoice === undefined ? undefined : toSdkToolChoice(request.toolChoice),
-          output: request.responseSchema ? structuredOutput(provider, request.responseSchema) : undefined,
+          output: request.responseSchema ? structuredOutput(ai, provider, request.responseSchema) : undefined,
           ...callSettings(request.params),
           maxRetries: this.options.maxRetries ?? 2,
           abortSignal,
@@ -88,7 +82,7 @@ export class AiSdkModelGateway implements ModelGateway {
           onError: () => {},
         });
       } catch (error) {
-        yield failure(error);
+        yield await failure(error);
         return;
       }
       for await (const part of result.fullStream) {
@@ -105,10 +99,10 @@ export class AiSdkModelGateway implements ModelGateway {
             yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input };
             break;
           case 'error':
-            yield failure(part.error);
+            yield await failure(part.error);
             return;
           case 'abort':
-            yield failure(request.signal?.reason ?? new DOMException('the model call was aborted', 'AbortError'));
+            yield await failure(request.signal?.reason ?? new DOMException('the model call was aborted', 'AbortError'));
             return;
           case 'finish': {
             let object: unknown;
@@ -116,7 +110,7 @@ export class AiSdkModelGateway implements ModelGateway {
               try {
                 object = await result.output;
               } catch (error) {
-                yield failure(error);
+                yield await failure(error);
                 return;
               }
             }
@@ -131,7 +125,7 @@ export class AiSdkModelGateway implements ModelGateway {
           }
         }
       }
-      yield failure(new Error('the stream ended without a finish'));
+      yield await failure(new Error('the stream ended without a finish'));
     } finally {
       if (!ended) cancel.abort();
     }
@@ -184,12 +178,12 @@ function toToolOutput(part: ToolResultPart) {
   return part.isError ? { type: 'error-json' as const, value: json } : { type: 'json' as const, value: json };
 }
 
-function toSdkTools(request: ModelRequest): ToolSet | undefined {
+function toSdkTools(ai: AiSdk, request: ModelRequest): ToolSet | undefined {
   if (!request.tools?.length) return undefined;
   return Object.fromEntries(
     request.tools.map((definition) => [
       definition.name,
-      tool({ description: definition.description, inputSchema: jsonSchema(definition.inputSchema as JSONSchema7) }),
+      ai.tool({ description: definition.description, inputSchema: ai.jsonSchema(definition.inputSchema as JSONSchema7) }),
     ]),
   );
 }
@@ -199,20 +193,20 @@ function toSdkToolChoice(choice: ModelToolChoice): ToolChoice<ToolSet> {
 }
 
 /** Structured output: the vendor's JSON mode with the schema, and the answer checked against it. */
-function structuredOutput(provider: string, responseSchema: NonNullable<ModelRequest['responseSchema']>) {
+function structuredOutput(ai: AiSdk, provider: string, responseSchema: NonNullable<ModelRequest['responseSchema']>) {
   let validate: ValidateFunction;
   try {
     validate = compileJsonSchema(responseSchema.schema as Record<string, unknown>);
   } catch (error) {
     throw new ModelCallError('bad_request', provider, `the response schema for ${provider} is not a valid JSON Schema: ${(error as Error).message}`);
   }
-  const schema = jsonSchema(responseSchema.schema as JSONSchema7, {
+  const schema = ai.jsonSchema(responseSchema.schema as JSONSchema7, {
     validate: (value) =>
       validate(value)
         ? { success: true, value }
         : { success: false, error: new Error(describeSchemaErrors(validate.errors ?? [])) },
   });
-  return Output.object({ schema, name: responseSchema.name, description: responseSchema.description });
+  return ai.Output.object({ schema, name: responseSchema.name, description: responseSchema.description });
 }
 
 function describeSchemaErrors(errors: readonly { instancePath: string; message?: string }[]): string {

@@ -1,4 +1,3 @@
-import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { baseUrlCredential, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
 /**
@@ -7,19 +6,23 @@ import { baseUrlCredential, optionalCredential, requiredCredential, type ModelVe
  */
 export const awsBedrockVendor: ModelVendor = {
   provider: 'aws-bedrock',
-  languageModel(model, credentials) {
+  async languageModel(model, credentials) {
     const region = requiredCredential('aws-bedrock', credentials, 'region');
     const baseURL = baseUrlCredential('aws-bedrock', credentials, '/');
     const apiKey = optionalCredential('aws-bedrock', credentials, 'api_key');
-    if (apiKey !== undefined) return createAmazonBedrock({ region, baseURL, apiKey })(model);
-    return createAmazonBedrock({
-      region,
-      baseURL,
-      // An empty key keeps the SDK from picking up AWS_BEARER_TOKEN_BEDROCK from the host's env.
-      apiKey: '',
-      accessKeyId: requiredCredential('aws-bedrock', credentials, 'access_key_id'),
-      secretAccessKey: requiredCredential('aws-bedrock', credentials, 'secret_access_key'),
-      sessionToken: optionalCredential('aws-bedrock', credentials, 'session_token'),
-    })(model);
+    const settings =
+      apiKey !== undefined
+        ? { region, baseURL, apiKey }
+        : {
+            region,
+            baseURL,
+            // An empty key keeps the SDK from picking up AWS_BEARER_TOKEN_BEDROCK from the host's env.
+            apiKey: '',
+            accessKeyId: requiredCredential('aws-bedrock', credentials, 'access_key_id'),
+            secretAccessKey: requiredCredential('aws-bedrock', credentials, 'secret_access_key'),
+            sessionToken: optionalCredential('aws-bedrock', credentials, 'session_token'),
+          };
+    const { createAmazonBedrock } = await import('@ai-sdk/amazon-bedrock');
+    return createAmazonBedrock(settings)(model);
   },
 };

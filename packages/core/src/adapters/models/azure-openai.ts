@@ -1,4 +1,3 @@
-import { createAzure } from '@ai-sdk/azure';
 import { ModelCallError } from '../../ports/model-gateway';
 import { baseUrlCredential, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
@@ -12,17 +11,19 @@ export const AZURE_OPENAI_DEFAULT_API_VERSION = '2024-10-21';
  */
 export const azureOpenAiVendor: ModelVendor = {
   provider: 'azure-openai',
-  languageModel(deployment, credentials) {
+  async languageModel(deployment, credentials) {
     const apiKey = requiredCredential('azure-openai', credentials, 'api_key');
     const baseURL = baseUrlCredential('azure-openai', credentials, '/openai');
     const resourceName = optionalCredential('azure-openai', credentials, 'resource_name');
     if (baseURL === undefined && resourceName === undefined) {
       throw ModelCallError.providerNotConfigured('azure-openai', 'credentials need resource_name or base_url');
     }
+    const apiVersion = optionalCredential('azure-openai', credentials, 'api_version') ?? AZURE_OPENAI_DEFAULT_API_VERSION;
+    const { createAzure } = await import('@ai-sdk/azure');
     return createAzure({
       apiKey,
       ...(baseURL !== undefined ? { baseURL } : { resourceName }),
-      apiVersion: optionalCredential('azure-openai', credentials, 'api_version') ?? AZURE_OPENAI_DEFAULT_API_VERSION,
+      apiVersion,
       useDeploymentBasedUrls: true,
     }).chat(deployment);
   },

@@ -1,11 +1,4 @@
-import {
-  APICallError,
-  InvalidArgumentError,
-  InvalidPromptError,
-  NoObjectGeneratedError,
-  RetryError,
-  UnsupportedFunctionalityError,
-} from 'ai';
+import type { APICallError } from 'ai';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
 
 /** Credential fields that are addresses or names, not secrets. */
@@ -28,31 +21,33 @@ export function credentialScrubber(credentials: ModelCredentials): (text: string
 /**
  * Maps whatever a model call threw (AI SDK errors, fetch failures, aborts) to a `ModelCallError`
  * naming `provider`, with the vendor's status when it answered and no credential in the message.
+ * Async because the AI SDK's error classes load with the SDK, on the first model call.
  */
-export function toModelCallError(
+export async function toModelCallError(
   provider: string,
   error: unknown,
   signal: AbortSignal | undefined,
   scrub: (text: string) => string,
-): ModelCallError {
+): Promise<ModelCallError> {
   if (error instanceof ModelCallError) return error;
   if (signal?.aborted || isAbortError(error)) {
     return isTimeout(signal?.reason) || isTimeout(error)
       ? new ModelCallError('timeout', provider, `${provider} call timed out`)
       : new ModelCallError('aborted', provider, `${provider} call was aborted`);
   }
-  if (RetryError.isInstance(error)) return toModelCallError(provider, error.lastError, signal, scrub);
-  if (APICallError.isInstance(error)) return fromApiCallError(provider, error, scrub);
-  if (NoObjectGeneratedError.isInstance(error)) {
+  const ai = await import('ai');
+  if (ai.RetryError.isInstance(error)) return toModelCallError(provider, error.lastError, signal, scrub);
+  if (ai.APICallError.isInstance(error)) return fromApiCallError(provider, error, scrub);
+  if (ai.NoObjectGeneratedError.isInstance(error)) {
     // The innermost cause says what is wrong: unparsable JSON, or which field breaks the schema.
     const reason = scrub(describe(innermostCause(error)));
     return new ModelCallError('vendor_error', provider, `${provider} answered without an object matching the response schema: ${reason}`);
   }
   const message = scrub(describe(error));
   if (
-    UnsupportedFunctionalityError.isInstance(error) ||
-    InvalidPromptError.isInstance(error) ||
-    InvalidArgumentError.isInstance(error)
+    ai.UnsupportedFunctionalityError.isInstance(error) ||
+    ai.InvalidPromptError.isInstance(error) ||
+    ai.InvalidArgumentError.isInstance(error)
   ) {
     return new ModelCallError('bad_request', provider, `${provider} cannot take this request: ${message}`);
   }

@@ -4,12 +4,14 @@ import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway
 
 /**
  * One model vendor: builds the AI SDK model of a call from the account's decrypted credentials.
- * A vendor keeps nothing between calls, so credentials live only as long as the call.
+ * A vendor keeps nothing between calls, so credentials live only as long as the call. It imports
+ * its `@ai-sdk/*` package on its first call: each costs ~20 MB of heap that a server which never
+ * calls that vendor should not pay at start.
  */
 export interface ModelVendor {
   readonly provider: ProviderName;
-  /** Throws `ModelCallError` `provider_not_configured` when a required credential is missing. */
-  languageModel(model: string, credentials: ModelCredentials): LanguageModel;
+  /** Rejects with `ModelCallError` `provider_not_configured` when a required credential is missing. */
+  languageModel(model: string, credentials: ModelCredentials): Promise<LanguageModel>;
 }
 
 /** A required credential field: a non-empty string. */

@@ -1,13 +1,12 @@
-import { createOpenAI } from '@ai-sdk/openai';
 import { baseUrlCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** OpenAI chat completions (`.chat`: the Responses API is not what compatible servers speak). */
 export const openaiVendor: ModelVendor = {
   provider: 'openai',
-  languageModel(model, credentials) {
-    return createOpenAI({
-      apiKey: requiredCredential('openai', credentials, 'api_key'),
-      baseURL: baseUrlCredential('openai', credentials, '/v1') ?? 'https://api.openai.com/v1',
-    }).chat(model);
+  async languageModel(model, credentials) {
+    const apiKey = requiredCredential('openai', credentials, 'api_key');
+    const baseURL = baseUrlCredential('openai', credentials, '/v1') ?? 'https://api.openai.com/v1';
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    return createOpenAI({ apiKey, baseURL }).chat(model);
   },
 };
