@@ -269,7 +269,7 @@ export async function readText(request: Request, limit: number): Promise<string>
   let total = 0;
   const reader = request.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await readFromClient(reader);
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
@@ -285,6 +285,18 @@ export async function readText(request: Request, limit: number): Promise<string>
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(joined);
+}
+
+/**
+ * One read of a request body. It fails only when the client's body does (the connection closed
+ * halfway, a broken chunked encoding): bad input, so 400 rather than an internal error.
+ */
+async function readFromClient(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<ReadableStreamReadResult<Uint8Array>> {
+  try {
+    return await reader.read();
+  } catch (error) {
+    throw ApiError.badRequest(`the body was cut off before its end (${error instanceof Error ? error.message : String(error)}); send it again`);
+  }
 }
 
 function tooLarge(limit: number): ApiError {
