@@ -92,11 +92,12 @@ describe('runs across kill -9', function () {
   });
 
   it('resumes every queued and running run after a restart, within seconds, and sends each callback', async () => {
-    // Three runs hang at the vendor (the child's account slots); three more wait queued behind them.
+    // Three runs hang at the vendor (the child's account slots); three wait queued in line behind
+    // them, two more are parked without a job.
     fake.reply({ type: 'hang' }, { type: 'hang' }, { type: 'hang' });
-    const child = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '6']);
+    const child = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '8']);
     const ids = child.line.replace(/^submitted /, '').split(' ');
-    assert.equal(ids.length, 6);
+    assert.equal(ids.length, 8);
     await fake.waitForRequests(3);
     await child.kill();
     assert.equal(sink.received.length, 0);
@@ -110,10 +111,10 @@ describe('runs across kill -9', function () {
     );
     for (const run of runs) assert.equal(run.outputs[0]?.text_value, 'Hello from openai');
     assert.ok(Date.now() - restartedAt < 10_000);
-    // The three interrupted calls are made again, the three queued runs for the first time.
-    assert.equal(fake.requests.length, 9);
+    // The three interrupted calls are made again, the five queued runs for the first time.
+    assert.equal(fake.requests.length, 3 + 8);
 
-    await sink.waitFor(6);
+    await sink.waitFor(8);
     assert.deepEqual(sink.received.map((callback) => callback.data.id).sort(), [...ids].sort());
     for (const callback of sink.received) assert.deepEqual([callback.type, callback.data.status], ['run.completed', 'succeeded']);
   });

@@ -357,19 +357,24 @@ describe('runs over HTTP', function () {
       assert.equal((await getRun(t, queued)).status, 'cancelled');
     });
 
-    it('keeps an account to its concurrency while other accounts go ahead', async () => {
+    it('keeps an account to its concurrency (runs waiting in line, then parked) while other accounts go ahead', async () => {
       openai.reply({ type: 'hang' }, { type: 'hang' });
       const runnable = await createRunnable(t, promptConfig(openai));
       const hanging = [await submitAsync(t, runnable.id), await submitAsync(t, runnable.id)];
       await openai.waitForRequests(2);
-      const waiting = await submitAsync(t, runnable.id);
+      // Two wait in line with their jobs, the next two are parked without one.
+      const waiting: string[] = [];
+      for (let index = 0; index < 4; index++) waiting.push(await submitAsync(t, runnable.id));
       const other = await createRunnable(t, promptConfig(openai), 'acct-b');
       const otherRun = await waitForRun(t, await submitAsync(t, other.id, {}, 'acct-b'), { account: 'acct-b' });
       assert.equal(otherRun.status, 'succeeded');
-      assert.equal((await getRun(t, waiting)).status, 'queued');
+      for (const id of waiting) assert.equal((await getRun(t, id)).status, 'queued');
+      assert.equal(openai.requests.length, 3);
       await t.request(`/v1/run/${hanging[0]}/cancel`, { method: 'POST' });
-      assert.equal((await waitForRun(t, waiting)).status, 'succeeded');
+      for (const id of waiting) assert.equal((await waitForRun(t, id)).status, 'succeeded');
       await t.request(`/v1/run/${hanging[1]}/cancel`, { method: 'POST' });
+      // Each waiting run reached the vendor once, after a slot of its account came free.
+      assert.equal(openai.requests.length, 7);
     });
   });
 

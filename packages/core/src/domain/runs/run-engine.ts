@@ -8,7 +8,7 @@ import { Logger } from '../../ports/logger';
 import type { Lifecycle } from '../lifecycle';
 import { Metrics, type MetricsRegistry } from '../ops/metrics';
 import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
-import { AccountSlots } from './account-slots';
+import { AccountSlots, type SlotOutcome } from './account-slots';
 import { RunExecutor } from './executors/run-executor';
 import { describeFailure, isUnexpectedFailure, RunCancelled, RunTimedOut } from './run-failure';
 import { ACTIVE_RUN_STATUSES, isFinished, RUN_STATUSES, type RunRecord, type RunStatus, toRunView, type RunView } from './run-record';
@@ -61,7 +61,7 @@ type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord,
 export class RunEngine implements Lifecycle {
   readonly name = 'runs';
   private readonly slots: AccountSlots;
-  /** Runs executing in this process, to abort on cancel. */
+  /** Runs executing, or waiting for a slot, in this process: to abort on cancel. */
   private readonly executing = new Map<string, AbortController>();
   private repairTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -148,10 +148,12 @@ export class RunEngine implements Lifecycle {
     if (!run) throw new Error(`run ${job.run_id} is not in the store (yet)`);
     if (isFinished(run.status)) {
       // Finished before this job ended (a crash after the outcome, a cancel): make sure of the callback.
+      this.wake(run.account_id, this.slots.forfeit(run.account_id, run.id));
       await this.callbacks.schedule(run);
       return;
     }
     if (context.attempt > MAX_RUN_ATTEMPTS) {
+      this.wake(run.account_id, this.slots.forfeit(run.account_id, run.id));
       const interrupted = {
         code: 'interrupted',
         message: `the run was interrupted ${context.attempt - 1} times (the server stopped while it ran) and is not resumed again`,
@@ -159,42 +161,51 @@ export class RunEngine implements Lifecycle {
       await this.finishWith(run, { status: 'failed', error: interrupted }, run.status);
       return;
     }
-    if (!this.slots.tryAcquire(run.account_id)) {
-      // The account's slots are taken: give the job up so other accounts' runs go ahead; a freed slot wakes this run.
-      await this.queue.cancel(context.jobId);
-      this.wake(run.account_id, this.slots.park(run.account_id, run.id));
-      return;
-    }
+    const controller = new AbortController();
+    this.executing.set(run.id, controller);
+    const signal = AbortSignal.any([controller.signal, context.signal]);
     try {
-      await this.executeInSlot(run, context);
+      let slot: SlotOutcome;
+      try {
+        slot = await this.slots.acquire(run.account_id, run.id, signal);
+      } catch (error) {
+        // The queue is stopping: the job is handed back and the run stays queued.
+        if (!controller.signal.aborted) throw error;
+        // Cancelled while waiting for a slot: the cancel wrote the outcome.
+        await this.settleLost(run);
+        return;
+      }
+      if (slot === 'full') {
+        // Give the job up so the server's slots go to other accounts' runs; a freed slot wakes this run.
+        await this.queue.cancel(context.jobId);
+        this.wake(run.account_id, this.slots.park(run.account_id, run.id));
+        return;
+      }
+      try {
+        await this.executeInSlot(run, controller, signal, context);
+      } finally {
+        this.wake(run.account_id, this.slots.release(run.account_id));
+      }
     } finally {
-      this.wake(run.account_id, this.slots.release(run.account_id));
+      this.executing.delete(run.id);
     }
   }
 
-  private async executeInSlot(queuedOrRunning: RunRecord, context: JobContext): Promise<void> {
-    const controller = new AbortController();
-    this.executing.set(queuedOrRunning.id, controller);
+  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, signal: AbortSignal, context: JobContext): Promise<void> {
+    const resumed = queuedOrRunning.status === 'running';
+    const run: RunRecord = resumed ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
+    // The running status is written while the work starts (its commit overlaps the model call);
+    // the outcome is written only once it has landed.
+    const marked = resumed ? Promise.resolve(true) : this.markRunning(run, controller);
+    marked.catch(() => {});
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      let run = queuedOrRunning;
-      if (run.status === 'queued') {
-        run = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
-        try {
-          await this.runs.replace(run, { status: 'queued' });
-        } catch (error) {
-          if (!(error instanceof WriteConflictError)) throw error;
-          await this.settleLost(run);
-          return;
-        }
-      }
       if (run.timeout_seconds !== null && run.timeout_seconds >= 1) {
         const seconds = run.timeout_seconds;
         // Counted from the start, across a resumption too.
         const remainingMs = Date.parse(run.started_at!) + seconds * 1000 - this.clock.now().getTime();
         timer = setTimeout(() => controller.abort(new RunTimedOut(seconds)), Math.max(0, remainingMs));
       }
-      const signal = AbortSignal.any([controller.signal, context.signal]);
       const telemetry = run.telemetry_enabled ? new RecordingTelemetry(this.clock, run) : undefined;
       const usage = { input_tokens: 0, output_tokens: 0 };
       let fields: FinalFields;
@@ -202,16 +213,35 @@ export class RunEngine implements Lifecycle {
         const outcome = await this.executor.execute(run, signal, telemetry?.root ?? NO_TELEMETRY, usage);
         fields = { status: 'succeeded', outputs: outcome.outputs, error: null };
       } catch (error) {
-        // The queue is stopping or lost this job: the run stays running and is resumed.
+        // The queue is stopping or lost this job: the run stays as stored and is resumed.
         if (context.signal.aborted && !controller.signal.aborted) throw error;
         fields = this.failure(run, error, controller.signal);
+      }
+      if (!(await marked)) {
+        await this.settleLost(run);
+        return;
       }
       fields.usage = usage;
       fields.trace = telemetry?.finish(fields.status, fields.error) ?? null;
       await this.finishWith(run, fields, 'running');
     } finally {
       clearTimeout(timer);
-      this.executing.delete(queuedOrRunning.id);
+    }
+  }
+
+  /**
+   * Stores the run as running. False when a cancel changed it first; any failure aborts the
+   * execution, and a store failure is thrown (the job is retried).
+   */
+  private async markRunning(run: RunRecord, controller: AbortController): Promise<boolean> {
+    try {
+      await this.runs.replace(run, { status: 'queued' });
+      return true;
+    } catch (error) {
+      const conflict = error instanceof WriteConflictError;
+      controller.abort(conflict ? new RunCancelled() : error);
+      if (conflict) return false;
+      throw error;
     }
   }
 
@@ -238,11 +268,12 @@ export class RunEngine implements Lifecycle {
     return { status: 'failed', error: describeFailure(error) };
   }
 
-  /** Queues the job of a parked run whose turn has come. */
+  /** Queues the job of a parked run whose turn has come; if that fails, its slot goes to the next one. */
   private wake(accountId: string, runId: string | undefined): void {
     if (runId === undefined) return;
     this.enqueue(accountId, runId).catch((error: unknown) => {
       this.logger.warn({ runId, error: messageOf(error) }, 'waking a parked run failed; the periodic repair queues it');
+      this.wake(accountId, this.slots.forfeit(accountId, runId));
     });
   }
 }
