@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import type { FakeVendorServer } from '../fixtures/fake-vendors';
+import type { TestRunloom } from './harness';
+
+/** Ids of one record of each kind an account can own, keyed by the kind route parameters name. */
+export type AccountRecords = Record<'runnable' | 'run' | 'resource' | 'gold_label', string>;
+
+export interface AccountRecordOptions {
+  account: string;
+  /** The fake the account's runnable calls; its provider is configured in the account. */
+  vendor: FakeVendorServer;
+  /** Sent with the run's callback (secret values that must never be answered back). */
+  callback?: { url: string; headers: Record<string, string> };
+}
+
+function json(method: string, body: unknown, account: string): RequestInit & { account: string } {
+  return { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), account };
+}
+
+async function created(response: Promise<Response>, status = 201): Promise<Record<string, any>> {
+  const answer = await response;
+  const text = await answer.text();
+  assert.equal(answer.status, status, text);
+  return JSON.parse(text) as Record<string, any>;
+}
+
+/**
+ * One record of every kind in `account`, made through HTTP the way a client makes them: the
+ * provider configuration, a prompt runnable on the fake vendor, a text resource, a finished run
+ * of the runnable on the resource, and a gold label of the run's output.
+ */
+export async function createAccountRecords(t: TestRunloom, options: AccountRecordOptions): Promise<AccountRecords> {
+  const { account, vendor } = options;
+  const provider = await t.request(`/v1/llm-provider/${vendor.provider}`, json('PUT', { enabled: true, credentials: vendor.credentials }, account));
+  assert.ok(provider.status === 200 || provider.status === 201, await provider.text());
+  const runnable = await created(
+    t.request(
+      '/v1/runnables',
+      json(
+        'POST',
+        {
+          name: `summarize for ${account}`,
+          tags: ['fixture'],
+          config_content_parsed: {
+            name: 'summarize',
+            prompt: { messages: [{ role: 'user', content: 'Summarize {{document}}' }] },
+            llms: [{ model: `${vendor.provider}/${vendor.model}` }],
+            inputs: [{ name: 'document', mime_types: ['text/plain'] }],
+          },
+        },
+        account,
+      ),
+    ),
+  );
+  const resource = await created(
+    t.request('/v1/resources?name=notes.txt&directory_path=/fixtures', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: `notes of ${account}`,
+      account,
+    }),
+  );
+  const runBody = {
+    resources: [{ name: 'document', resource: resource.id }],
+    ...(options.callback ? { callback_url: options.callback.url, callback_headers: options.callback.headers } : {}),
+  };
+  const run = await created(t.request(`/v1/runnable/${runnable.id}/runs?mode=sync`, json('POST', runBody, account)), 200);
+  assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+  const output = (run.outputs as { name: string }[])[0];
+  assert.ok(output, 'the fixture run has an output to label');
+  const label = await created(
+    t.request(`/v1/run/${run.id}/gold-labels`, json('POST', { output_resource_name: output.name, text_value: 'expected' }, account)),
+  );
+  return { runnable: runnable.id, run: run.id, resource: resource.id, gold_label: label.id };
+}

@@ -1,0 +1,82 @@
+import { Router, type RouteDefinition } from '../../packages/core/src/index';
+import type { JsonSchema } from './json-schema-sample';
+import type { TestRunloom } from './harness';
+
+/** A parameter of an OpenAPI operation. */
+export interface OpenApiParameter {
+  name: string;
+  in: 'path' | 'query';
+  required: boolean;
+  schema: JsonSchema;
+}
+
+/** The parts of an OpenAPI operation that generated requests read. */
+export interface OpenApiOperation {
+  parameters?: OpenApiParameter[];
+  requestBody?: { required: boolean; content: Record<string, { schema?: JsonSchema }> };
+  responses: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
+}
+
+/** A registered route with its OpenAPI operation (absent for hidden routes). */
+export interface CatalogRoute {
+  definition: RouteDefinition;
+  /** `METHOD /path/{param}`, as the router names it. */
+  key: string;
+  operation?: OpenApiOperation;
+  pathParams: string[];
+}
+
+/**
+ * Every route the router serves when this is called, read from the container (not from a list in
+ * the test), with its operation in the served `GET /v1/openapi.json`, so routes other features
+ * add later are covered without editing the tests.
+ */
+export async function routeCatalog(t: TestRunloom): Promise<{ routes: CatalogRoute[]; document: Record<string, any> }> {
+  const basePath = t.runloom.config.basePath;
+  const response = await t.request('/v1/openapi.json');
+  if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}`);
+  const document = (await response.json()) as { paths: Record<string, Record<string, OpenApiOperation>> };
+  const routes = t.runloom.container.get(Router).routes.map((definition) => ({
+    definition,
+    key: `${definition.method} ${definition.path}`,
+    operation: document.paths[`${basePath}${definition.path}`]?.[definition.method.toLowerCase()],
+    pathParams: [...definition.path.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]!),
+  }));
+  return { routes, document };
+}
+
+/** Parameters that name a stored record by id: `id` and `*_id`. */
+export function isIdParam(name: string): boolean {
+  return name === 'id' || name.endsWith('_id');
+}
+
+/**
+ * The kind of record an id parameter names: `{run_id}` and `{gold_label_id}` by their name,
+ * `{id}` by the path segment before it (`/v1/runnable/{id}/runs` names a runnable).
+ */
+export function recordKindOf(path: string, param: string): string {
+  if (param !== 'id') return param.replace(/_id$/, '').replace(/-/g, '_');
+  const segments = path.split('/');
+  const index = segments.indexOf(`{${param}}`);
+  return (segments[index - 1] ?? 'record').replace(/-/g, '_');
+}
+
+/** The route's path with each `{param}` replaced by its (already URL-encoded) value. */
+export function fillPath(template: string, values: Record<string, string>): string {
+  return template.replace(/\{([^}]+)\}/g, (_match, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`no value for {${name}} in ${template}`);
+    return value;
+  });
+}
+
+/** The JSON schema of the route's request body, when it takes JSON. */
+export function jsonBodySchema(route: CatalogRoute): JsonSchema | undefined {
+  return route.operation?.requestBody?.content['application/json']?.schema;
+}
+
+/** Whether the route documents a JSON error body whose `error` is an object (SPEC's provider NOT_FOUND). */
+export function documentsObjectError(route: CatalogRoute, status: number): boolean {
+  const schema = route.operation?.responses[String(status)]?.content?.['application/json']?.schema;
+  return schema?.properties?.error?.type === 'object';
+}
