@@ -431,6 +431,18 @@ describe('runs over HTTP', function () {
       assert.equal((await t.request('/v1/runs?limit=501')).status, 400);
     });
 
+    it('exposes runs by status and the job queue depth in /metrics', async () => {
+      const runnable = await createRunnable(t, promptConfig(openai));
+      // A sync answer comes once the run's outcome is stored and counted.
+      assert.equal((await submit(t, runnable.id, {}, { mode: 'sync' })).status, 200);
+      const metrics = await (await t.request('/metrics')).text();
+      const succeeded = /^runloom_runs\{status="succeeded"\} (\d+)$/m.exec(metrics);
+      assert.ok(succeeded && Number(succeeded[1]) >= 1, metrics);
+      assert.match(metrics, /^runloom_runs\{status="timed_out"\} \d+$/m);
+      assert.match(metrics, /^runloom_job_queue_depth \d+$/m);
+      assert.match(metrics, /^runloom_runs_finished_total\{status="succeeded"\} \d+$/m);
+    });
+
     it('answers 404 for another account’s run on every route, and keeps it out of lists', async () => {
       const runnable = await createRunnable(t, promptConfig(openai));
       const id = await submitAsync(t, runnable.id);
