@@ -1,11 +1,13 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.runloom-data/**', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: globals.node } },
   {
     files: ['**/*.ts'],
     languageOptions: {
