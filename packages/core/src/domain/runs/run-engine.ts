@@ -38,6 +38,9 @@ const RUN_JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_RUN_ATTEMPTS, initialBa
  */
 const REPAIR_INTERVAL_MS = 60_000;
 
+/** The longest delay `setTimeout` takes (2^31 - 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** The topic a run's final view is published on when it finishes (sync submissions wait for it). */
 export function runTopic(runId: string): string {
   return `run:${runId}`;
@@ -203,8 +206,14 @@ export class RunEngine implements Lifecycle {
       if (run.timeout_seconds !== null && run.timeout_seconds >= 1) {
         const seconds = run.timeout_seconds;
         // Counted from the start, across a resumption too.
-        const remainingMs = Date.parse(run.started_at!) + seconds * 1000 - this.clock.now().getTime();
-        timer = setTimeout(() => controller.abort(new RunTimedOut(seconds)), Math.max(0, remainingMs));
+        const deadline = Date.parse(run.started_at!) + seconds * 1000;
+        const arm = (): void => {
+          const remainingMs = deadline - this.clock.now().getTime();
+          if (remainingMs <= 0) controller.abort(new RunTimedOut(seconds));
+          // Timers cannot wait longer than about 24.8 days: a longer timeout waits in steps.
+          else timer = setTimeout(arm, Math.min(remainingMs, MAX_TIMER_MS));
+        };
+        arm();
       }
       const telemetry = run.telemetry_enabled ? new RecordingTelemetry(this.clock, run) : undefined;
       const usage = { input_tokens: 0, output_tokens: 0 };
