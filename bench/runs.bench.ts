@@ -1,0 +1,258 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type BenchResult, benchResult } from './bench-result';
+
+/**
+ * The run engine end to end, through the built `runloom serve` in its own process, against a
+ * local fake OpenAI server (another process) that answers every chat completion at once:
+ * (a) completed async runs per second (submit → succeeded) with CONCURRENCY clients submitting,
+ *     over the fake's own request rate for the same prompt with the same client and concurrency;
+ * (b) the median latency a sync run adds over calling the fake directly, one request at a time.
+ * `BENCH_RUNS` (default 3000) sets the runs of (a); `BENCH_PROFILE_DIR` profiles the server.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
+const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
+const WARMUP_RUNS = 300;
+const CONCURRENCY = 16;
+const LATENCY_SAMPLES = 300;
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+const CLIENT = { account: 'acct-bench', id: 'bench-runs-client', secret: 'bench-runs-secret-0123456789' };
+const API_KEY = 'sk-bench-0123456789abcdef';
+const MODEL = 'gpt-4o-mini';
+const PROMPT = { system: 'You answer in one word.', messages: [{ role: 'user', content: 'Say hello.' }] };
+
+/** A chat-completions server answering every request at once with the same short streamed reply. */
+const FAKE_OPENAI = `
+const http = require('node:http');
+const chunk = (fields) => 'data: ' + JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: '${MODEL}', ...fields }) + '\\n\\n';
+const body =
+  chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] }) +
+  chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
+  chunk({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 } }) +
+  'data: [DONE]\\n\\n';
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log('fake openai listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+export async function runRunsBench(): Promise<BenchResult[]> {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-'));
+  const fake = await startProcess(['-e', FAKE_OPENAI], dataDir);
+  try {
+    const runloom = await startProcess(
+      [
+        ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+        CLI,
+        'serve',
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--rate-limit',
+        '0',
+        '--allow-private-network',
+        '--bootstrap-client',
+        `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`,
+      ],
+      dataDir,
+    );
+    try {
+      const api = await connect(runloom.url);
+      await api.call('PUT', '/v1/llm-provider/openai', { enabled: true, credentials: { api_key: API_KEY, base_url: fake.url } }, [200, 201]);
+      const runnable = (await api.call('POST', '/v1/runnables', {
+        name: 'bench hello',
+        config_content_parsed: { type: 'prompt', prompt: PROMPT, llms: [{ provider: 'openai', model: MODEL }] },
+      }, [201])) as { id: string };
+
+      const submitRun = async (): Promise<void> => {
+        await api.call('POST', `/v1/runnable/${runnable.id}/runs`, {}, [202]);
+      };
+      const callFake = async (): Promise<void> => {
+        const response = await fetch(`${fake.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: PROMPT.system }, ...PROMPT.messages], stream: true, stream_options: { include_usage: true } }),
+        });
+        await response.text();
+      };
+      const syncRun = async (): Promise<void> => {
+        const run = (await api.call('POST', `/v1/runnable/${runnable.id}/runs?mode=sync`, {}, [200])) as { status: string };
+        if (run.status !== 'succeeded') throw new Error(`a sync run ended ${run.status}`);
+      };
+
+      await completedRunsPerSecond(api, runnable.id, submitRun, WARMUP_RUNS);
+      const serverCpuBefore = runloom.cpuMs();
+      const runsPerSecond = await completedRunsPerSecond(api, runnable.id, submitRun, RUNS);
+      const serverCpuPerRun = (runloom.cpuMs() - serverCpuBefore) / RUNS;
+      await requestsPerSecond(callFake, WARMUP_RUNS);
+      const fakeCpuBefore = fake.cpuMs();
+      const fakePerSecond = await requestsPerSecond(callFake, RUNS);
+      const fakeCpuPerRequest = (fake.cpuMs() - fakeCpuBefore) / RUNS;
+      const syncMs = await medianMs(syncRun, LATENCY_SAMPLES);
+      const directMs = await medianMs(callFake, LATENCY_SAMPLES);
+      process.stderr.write(
+        `  runs: ${runsPerSecond.toFixed(0)} completed/s (server CPU ${serverCpuPerRun.toFixed(2)} ms/run); ` +
+          `fake: ${fakePerSecond.toFixed(0)} req/s (fake CPU ${fakeCpuPerRequest.toFixed(2)} ms/request); ` +
+          `sync run median ${syncMs.toFixed(2)} ms, direct ${directMs.toFixed(2)} ms\n`,
+      );
+      return [
+        benchResult({
+          name: `(a) async runs completed/s end to end, ${CONCURRENCY} clients: runloom serve / the fake vendor's own rate`,
+          value: runsPerSecond,
+          baseline: fakePerSecond,
+          goal: { of: 'ratio', atLeast: 0.5 },
+          unit: '/s',
+        }),
+        benchResult({
+          name: '(b) median latency a sync run adds over a direct call to the fake vendor',
+          value: syncMs - directMs,
+          baseline: null,
+          goal: { of: 'value', atMost: 5 },
+          unit: 'ms',
+        }),
+      ];
+    } finally {
+      await runloom.stop();
+    }
+  } finally {
+    await fake.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export { runRunsBench as run };
+
+interface Api {
+  call(method: string, target: string, body: unknown, expected: number[]): Promise<unknown>;
+}
+
+async function connect(baseUrl: string): Promise<Api> {
+  const tokenResponse = await fetch(`${baseUrl}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }),
+  });
+  if (tokenResponse.status !== 200) throw new Error(`POST /auth/token answered ${tokenResponse.status}: ${await tokenResponse.text()}`);
+  const authorization = `Bearer ${((await tokenResponse.json()) as { access_token: string }).access_token}`;
+  return {
+    async call(method, target, body, expected) {
+      const response = await fetch(`${baseUrl}${target}`, {
+        method,
+        headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      if (!expected.includes(response.status)) throw new Error(`${method} ${target} answered ${response.status}: ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    },
+  };
+}
+
+/**
+ * Submits `count` async runs from CONCURRENCY clients and waits until none is queued or running:
+ * runs completed per second from the first submission to the last completion. Any run that did
+ * not succeed voids the figure.
+ */
+async function completedRunsPerSecond(api: Api, runnableId: string, submitRun: () => Promise<void>, count: number): Promise<number> {
+  const started = performance.now();
+  await inParallel(count, submitRun);
+  for (;;) {
+    const [queued, running] = await Promise.all(
+      ['queued', 'running'].map((status) => api.call('GET', `/v1/runs?runnable_id=${runnableId}&status=${status}&limit=1`, undefined, [200]) as Promise<unknown[]>),
+    );
+    if (queued!.length === 0 && running!.length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const failed = (await api.call('GET', `/v1/runs?runnable_id=${runnableId}&status=failed&limit=1`, undefined, [200])) as { error: unknown }[];
+  if (failed.length > 0) throw new Error(`a run failed: ${JSON.stringify(failed[0]!.error)}`);
+  return count / seconds;
+}
+
+async function requestsPerSecond(request: () => Promise<void>, count: number): Promise<number> {
+  const started = performance.now();
+  await inParallel(count, request);
+  return count / ((performance.now() - started) / 1000);
+}
+
+/** Runs `task` `count` times, CONCURRENCY at a time. */
+async function inParallel(count: number, task: () => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) {
+        next += 1;
+        await task();
+      }
+    }),
+  );
+}
+
+async function medianMs(task: () => Promise<void>, samples: number): Promise<number> {
+  for (let index = 0; index < 20; index++) await task();
+  const times: number[] = [];
+  for (let index = 0; index < samples; index++) {
+    const started = performance.now();
+    await task();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+interface ChildServer {
+  url: string;
+  /** CPU time the process has used so far, in ms (Linux; 0 elsewhere). */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node ARGS` with its output in a file (logging must not cost this process) until it prints its URL. */
+async function startProcess(args: string[], logDir: string): Promise<ChildServer> {
+  const logFile = path.join(logDir, `process-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+  const log = fs.openSync(logFile, 'w');
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', log, 'inherit'] });
+  fs.closeSync(log);
+  const exited = once(child, 'exit');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
+    if (url) {
+      return {
+        url,
+        cpuMs: () => processCpuMs(child.pid),
+        stop: async () => {
+          child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** utime + stime of a process from /proc (clock ticks of 10 ms), for the per-run CPU cost shown beside the figures. */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
