@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import {
   type Condition,
   type Database,
@@ -277,11 +277,13 @@ interface OpStatement {
 
 /**
  * Opens a pool on `url` (`postgres://…` or `postgresql://…`) and checks that the server answers, so
- * a wrong URL fails at start rather than on the first request.
+ * a wrong URL fails at start rather than on the first request. The driver is imported here, so a
+ * server on the embedded store never loads it (~7 MB).
  */
 export async function openPostgresDatabase(url: string, options: PostgresDatabaseOptions = {}): Promise<PostgresDatabase> {
   const { connectionString, schema: schemaInUrl } = splitSchemaParameter(url);
   const schema = checkedName('schema', options.schema ?? schemaInUrl ?? 'public');
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString, max: options.maxConnections ?? 10 });
   // An idle connection that breaks must not crash the process; the next query opens a new one.
   pool.on('error', (error) => options.logger?.warn({ error: error.message }, 'idle PostgreSQL connection failed'));
