@@ -289,6 +289,20 @@ describe('runs over HTTP', function () {
       assert.deepEqual(openai.requests[0]!.body.tools.map((tool: Json) => tool.function.name), ['summarize', 'weather']);
     });
 
+    it('fails a run whose agent asks for a tool type this server does not host', async () => {
+      const agent = await createRunnable(t, {
+        type: 'agent',
+        provider: 'openai',
+        model: openai.model,
+        prompt: { messages: [{ role: 'user', content: 'read a file' }] },
+        tools: [{ type: 'workspace_file_read' }],
+      });
+      const run = await waitForRun(t, await submitAsync(t, agent.id));
+      assert.equal(run.status, 'failed');
+      assert.equal(run.error.code, 'tool_unavailable');
+      assert.equal(openai.requests.length, 0);
+    });
+
     it('fails when the model is still calling tools after max_steps', async () => {
       openai.reply({ type: 'tool-call', toolName: 'weather', input: {} }, { type: 'tool-call', toolName: 'weather', input: {} });
       const agent = await createRunnable(t, {
@@ -536,5 +550,45 @@ describe('runs over HTTP', function () {
       assert.equal((await t.request(`/v1/resource/${text.id}`, { method: 'DELETE' })).status, 409);
       await t.request(`/v1/run/${id}/cancel`, jsonInit('POST', {}));
     });
+  });
+});
+
+describe('agent HTTP tools under the default egress policy', function () {
+  this.timeout(20_000);
+  let t: TestRunloom;
+  let openai: FakeVendorServer;
+  let toolServer: http.Server;
+  let hits = 0;
+
+  before(async () => {
+    openai = await startFakeVendor('openai');
+    toolServer = http.createServer((_req, res) => {
+      hits += 1;
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve));
+    t = await startTestRunloom();
+    await useFakeVendor(t, openai);
+  });
+  after(async () => {
+    await t?.close();
+    await openai?.close();
+    await new Promise((resolve) => toolServer.close(resolve));
+  });
+
+  it('refuses a loopback destination, tells the model why, and sends nothing there', async () => {
+    openai.reply({ type: 'tool-call', toolName: 'internal', input: { q: 'secrets' } }, { type: 'text', chunks: ['I could not reach it.'] });
+    const agent = await createRunnable(t, {
+      type: 'agent',
+      provider: 'openai',
+      model: openai.model,
+      prompt: { messages: [{ role: 'user', content: 'fetch it' }] },
+      tools: [{ type: 'http', name: 'internal', method: 'GET', url: `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}/admin` }],
+    });
+    const run = await waitForRun(t, await submitAsync(t, agent.id));
+    assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+    assert.equal(run.outputs[0].text_value, 'I could not reach it.');
+    assert.equal(hits, 0);
+    assert.match(JSON.stringify(openai.requests[1]!.body.messages), /loopback/);
   });
 });
