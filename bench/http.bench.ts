@@ -24,6 +24,8 @@ const WARMUP_S = 2;
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CLIENT = { account: 'acct-bench', id: 'bench-client', secret: 'bench-secret-0123456789' };
 const LISTED_RUNNABLES = 5;
+/** USER_HZ: the unit of /proc/PID/stat times, 100 on every Linux we run on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 const RUNNABLE_CONFIG = [
   'type: prompt',
   'prompt:',
@@ -80,8 +82,8 @@ export async function run(): Promise<BenchResult[]> {
     const bare = await startServer(['-e', BARE_SERVER], { BARE_LIST_BODY: listBody }, dataDir);
     try {
       const get = { path: '/v1/runnables', connections: 50, headers: { authorization } };
-      const listRunloom = await measure(runloom.url, get);
-      const listBare = await measure(bare.url, get);
+      const listRunloom = await measure(runloom, get);
+      const listBare = await measure(bare, get);
       const post = {
         path: '/v1/runnables',
         connections: 16,
@@ -90,8 +92,8 @@ export async function run(): Promise<BenchResult[]> {
         // Names need not be unique: every request creates a new runnable with its own id.
         body: JSON.stringify({ name: 'bench create', tags: ['bench'], config_content: RUNNABLE_CONFIG }),
       };
-      const createRunloom = await measure(runloom.url, post);
-      const createBare = await measure(bare.url, post);
+      const createRunloom = await measure(runloom, post);
+      const createBare = await measure(bare, post);
       return [
         benchResult({
           name: `(a) GET /v1/runnables (${LISTED_RUNNABLES} items, ${listBody.length} B), 50 conns: runloom serve / bare node:http`,
@@ -125,22 +127,32 @@ interface Load {
   body?: string;
 }
 
-/** Successful responses per second over DURATION_S, after a short warm-up; any failure voids the figure. */
-async function measure(baseUrl: string, load: Load): Promise<number> {
+/**
+ * Successful responses per second over DURATION_S, after a short warm-up; any failure voids the
+ * figure. The server's CPU time per request is printed too: on a shared machine it moves far less
+ * than the rate does.
+ */
+async function measure(server: ChildServer, load: Load): Promise<number> {
   const { path: target, ...options } = load;
+  const baseUrl = server.url;
   await autocannon({ ...options, url: `${baseUrl}${target}`, duration: WARMUP_S });
+  const cpuBefore = server.cpuMs();
   const result = await autocannon({ ...options, url: `${baseUrl}${target}`, duration: DURATION_S });
+  const cpuMicrosPerRequest = ((server.cpuMs() - cpuBefore) * 1000) / Math.max(1, result['2xx']);
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${load.method ?? 'GET'} ${baseUrl}${target}: ${result.non2xx} non-2xx and ${result.errors} errors (${JSON.stringify(result.statusCodeStats)})`);
   }
   process.stderr.write(
-    `  ${load.method ?? 'GET'} ${baseUrl}${target}: ${Math.round(result['2xx'] / result.duration)} req/s, latency avg ${result.latency.average} ms, p99 ${result.latency.p99} ms\n`,
+    `  ${load.method ?? 'GET'} ${baseUrl}${target}: ${Math.round(result['2xx'] / result.duration)} req/s, latency avg ${result.latency.average} ms, p99 ${result.latency.p99} ms, ` +
+      `server CPU ${Math.round(cpuMicrosPerRequest)} µs/request\n`,
   );
   return result['2xx'] / result.duration;
 }
 
 interface ChildServer {
   url: string;
+  /** CPU time (user + system) the process has used so far. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -157,6 +169,7 @@ async function startServer(args: string[], env: Record<string, string>, logDir: 
     if (url) {
       return {
         url,
+        cpuMs: () => processCpuMs(child.pid!),
         stop: async () => {
           child.kill('SIGTERM');
           const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -168,6 +181,15 @@ async function startServer(args: string[], env: Record<string, string>, logDir: 
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** utime + stime of a process from /proc/PID/stat (Linux), in milliseconds. */
+function processCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
 async function token(baseUrl: string): Promise<string> {
