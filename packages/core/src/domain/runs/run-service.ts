@@ -15,7 +15,7 @@ import { RunEngine, runTopic } from './run-engine';
 import { describeFailure, RunCancelled } from './run-failure';
 import { isFinished, type RunRecord, toRunView, type RunView } from './run-record';
 import { RunRepository } from './run-repository';
-import { listRunsQuery, type ListRunsQuery, RUN_MODES, type RunMode, runRequestSchema, type RunRequest } from './run-schemas';
+import { listRunsQuery, type ListRunsQuery, RUN_MODES, runRequestSchema, type RunRequest } from './run-schemas';
 
 /** What a submission answers: the id of an accepted async run, or the finished sync run. */
 export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
@@ -85,7 +85,7 @@ export class RunService {
     };
 
     // Listening before the run exists, so its end cannot slip by.
-    const finished = (mode as RunMode) === 'sync' ? this.finishedView(run.id, signal) : undefined;
+    const finished = mode === 'sync' ? this.finishedView(run.id, signal) : undefined;
     try {
       await this.accept(run);
     } catch (error) {
