@@ -141,12 +141,15 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
   let catalog: CatalogRoute[];
   let openApiOperations = 0;
   let vendor: FakeVendorServer;
+  /** Refuses the planted anthropic key (401, which is not retried), so runs on it fail at once. */
+  let refusingVendor: FakeVendorServer;
   let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
 
   before(async () => {
     process.on('unhandledRejection', onCrash);
     process.on('uncaughtException', onCrash);
     vendor = await startFakeVendor('openai');
+    refusingVendor = await startFakeVendor('anthropic');
     receiver = await startCallbackReceiver();
     const secretKey = randomBytes(32).toString('base64');
     secrets.set('config secretKey', secretKey);
@@ -166,7 +169,7 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
     });
     const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-    // Planted secrets: a client secret, provider keys (one reachable, two not), callback header values.
+    // Planted secrets: a client secret, provider keys (one accepted, one refused, one unreachable), callback header values.
     const client = await t.runloom.auth.createClient(ACCOUNT);
     secrets.set('client secret', client.client_secret);
     const callbackValue = `cb-${randomBytes(12).toString('hex')}`;
@@ -182,21 +185,21 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
     const bedrockSecret = randomBytes(24).toString('base64url');
     secrets.set('bedrock secret access key', bedrockSecret);
     for (const [provider, credentials] of [
-      ['anthropic', { api_key: anthropicKey, base_url: 'http://127.0.0.1:1/v1' }],
+      ['anthropic', { api_key: anthropicKey, base_url: refusingVendor.baseUrl }],
       ['aws-bedrock', { region: 'us-east-1', access_key_id: 'AKIAPLANTEDKEY000001', secret_access_key: bedrockSecret, base_url: 'http://127.0.0.1:1' }],
     ] as const) {
       const put = await t.request(`/v1/llm-provider/${provider}`, json('PUT', { enabled: true, credentials }));
       assert.equal(put.status, 201, await put.text());
     }
     // A run that fails calling a provider whose key is planted: its error is answered on GET /v1/run/{id}.
-    const unreachable = await t.request(
+    const refused = await t.request(
       '/v1/runnables',
-      json('POST', { name: 'unreachable', config_content_parsed: { prompt: { messages: [{ role: 'user', content: 'hi' }] }, llms: [{ model: 'anthropic/claude-sonnet-4' }] } }),
+      json('POST', { name: 'refused', config_content_parsed: { prompt: { messages: [{ role: 'user', content: 'hi' }] }, llms: [{ model: `anthropic/${refusingVendor.model}` }] } }),
     );
-    assert.equal(unreachable.status, 201, await unreachable.clone().text());
-    const unreachableId = ((await unreachable.json()) as { id: string }).id;
+    assert.equal(refused.status, 201, await refused.clone().text());
+    const refusedId = ((await refused.json()) as { id: string }).id;
     const failed = await t.request(
-      `/v1/runnable/${unreachableId}/runs?mode=sync`,
+      `/v1/runnable/${refusedId}/runs?mode=sync`,
       json('POST', { callback_url: receiver.url, callback_headers: { authorization: `Bearer ${callbackValue}` } }),
     );
     assert.equal(failed.status, 200, await failed.clone().text());
@@ -214,7 +217,7 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
     const tokens = tokenCases(valid, expired.access_token, jwks.keys[0]!.x);
 
     const known = new Map<string, string[]>([
-      ['runnable', [records.runnable, unreachableId]],
+      ['runnable', [records.runnable, refusedId]],
       ['run', [records.run, failedRun.id]],
       ['resource', [records.resource]],
       ['gold_label', [records.gold_label]],
@@ -278,6 +281,7 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
     process.off('uncaughtException', onCrash);
     await t?.close();
     await vendor?.close();
+    await refusingVendor?.close();
     await receiver?.close();
   });
 
