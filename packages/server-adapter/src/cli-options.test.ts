@@ -20,6 +20,10 @@ describe('runloom serve options', () => {
         callbackMaxAttempts: undefined,
         callbackInitialBackoffMs: undefined,
         rateLimit: undefined,
+        jsonBodyLimitBytes: undefined,
+        uploadLimitBytes: undefined,
+        runConcurrency: undefined,
+        runConcurrencyPerAccount: undefined,
         secretKey: undefined,
       },
     });
@@ -32,6 +36,7 @@ describe('runloom serve options', () => {
         '--bootstrap-client', 'acct-a:c1:s:with:colons', '--bootstrap-client', 'acct-b:c2:s2', '--allow-private-network',
         '--base-path', '/api/', '--token-ttl-seconds', '60', '--callback-max-attempts', '3',
         '--callback-initial-backoff-ms', '10', '--rate-limit', '0', '--secret-key', KEY, '--blob-store', '/tmp/blobs',
+        '--json-body-limit-bytes', '2048', '--upload-limit-bytes', '4096', '--run-concurrency', '4', '--run-concurrency-per-account', '2',
       ],
       {},
     );
@@ -49,6 +54,10 @@ describe('runloom serve options', () => {
         callbackMaxAttempts: 3,
         callbackInitialBackoffMs: 10,
         rateLimit: 0,
+        jsonBodyLimitBytes: 2048,
+        uploadLimitBytes: 4096,
+        runConcurrency: 4,
+        runConcurrencyPerAccount: 2,
         secretKey: KEY,
       },
     });
@@ -76,7 +85,8 @@ describe('runloom serve options', () => {
   it('answers --help with undefined and documents every flag with its variable', () => {
     assert.equal(parseServeOptions(['--help'], {}), undefined);
     for (const flag of ['--host', '--port', '--data-dir', '--database-url', '--bootstrap-client', '--allow-private-network', '--base-path',
-      '--token-ttl-seconds', '--callback-max-attempts', '--callback-initial-backoff-ms', '--rate-limit', '--secret-key', '--blob-store']) {
+      '--token-ttl-seconds', '--callback-max-attempts', '--callback-initial-backoff-ms', '--rate-limit', '--secret-key', '--blob-store',
+      '--json-body-limit-bytes', '--upload-limit-bytes', '--run-concurrency', '--run-concurrency-per-account']) {
       assert.ok(SERVE_USAGE.includes(flag), flag);
     }
     assert.ok(SERVE_USAGE.includes('RUNLOOM_BOOTSTRAP_CLIENTS'));
