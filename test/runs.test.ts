@@ -535,6 +535,8 @@ describe('runs over HTTP', function () {
       await expect400({ ...valid, timeout_seconds: 1.5 }, /timeout_seconds/);
       await expect400({ ...valid, telemetry_strategy: 'always' }, /telemetry_strategy/);
       await expect400({ ...valid, callback_headers: { 'x-a': 5 } }, /callback_headers/);
+      await expect400({ ...valid, callback_headers: 'x-a: 5' }, /callback_headers must be an object of strings/);
+      await expect400({ ...valid, callback_headers: { 'bad name': 'v' } }, /a header name holds only/);
       await expect400({ ...valid, resources: 'doc' }, /resources/);
       const refused = await submit(t, runnable.id, { ...valid, callback_url: 'ftp://example.com/x' });
       assert.equal(refused.status, 400);

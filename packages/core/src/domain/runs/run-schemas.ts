@@ -24,7 +24,15 @@ export const runRequestSchema = z.object({
     .record(
       z.string().regex(HEADER_NAME, 'a header name holds only letters, digits and !#$%&\'*+.^_`|~-'),
       z.string().max(8192).refine((value) => !/[\r\n\0]/.test(value), 'a header value must not contain line breaks'),
-      { error: 'callback_headers must be an object of strings' },
+      {
+        // Only the record's own type error gets this message; a bad header name keeps its rule.
+        error: (issue) =>
+          issue.code === 'invalid_type'
+            ? 'callback_headers must be an object of strings'
+            : issue.code === 'invalid_key'
+              ? issue.issues?.[0]?.message
+              : undefined,
+      },
     )
     .default({})
     .describe('sent with the callback; never echoed back'),
