@@ -15,6 +15,7 @@ import {
   type ToolResultPart,
 } from '../../ports/model-gateway';
 import { credentialScrubber, toModelCallError } from './model-call-errors';
+import { importAiSdk } from './model-vendor';
 import type { ModelVendors } from './model-vendors';
 
 export interface AiSdkModelGatewayOptions {
@@ -24,7 +25,7 @@ export interface AiSdkModelGatewayOptions {
   logger?: Logger;
 }
 
-/** The AI SDK's module, imported on the first model call rather than when the server starts. */
+/** The `ai` package, imported on the first model call rather than when the server starts. */
 type AiSdk = typeof import('ai');
 
 /**
@@ -67,7 +68,7 @@ export class AiSdkModelGateway implements ModelGateway {
       let result;
       try {
         const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
-        const ai = await import('ai');
+        const ai = await importAiSdk('ai');
         result = ai.streamText({
           model,
           system: request.system,

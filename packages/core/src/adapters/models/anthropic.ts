@@ -1,4 +1,4 @@
-import { baseUrlCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** Anthropic Messages API (`/v1/messages`, `x-api-key`). */
 export const anthropicVendor: ModelVendor = {
@@ -6,7 +6,7 @@ export const anthropicVendor: ModelVendor = {
   async languageModel(model, credentials) {
     const apiKey = requiredCredential('anthropic', credentials, 'api_key');
     const baseURL = baseUrlCredential('anthropic', credentials, '/v1') ?? 'https://api.anthropic.com/v1';
-    const { createAnthropic } = await import('@ai-sdk/anthropic');
+    const { createAnthropic } = await importAiSdk('anthropic');
     return createAnthropic({ apiKey, baseURL })(model);
   },
 };

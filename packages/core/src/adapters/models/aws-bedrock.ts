@@ -1,4 +1,4 @@
-import { baseUrlCredential, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
 /**
  * Amazon Bedrock Converse API (`/model/{modelId}/converse-stream`, AWS event stream), signed with
@@ -22,7 +22,7 @@ export const awsBedrockVendor: ModelVendor = {
             secretAccessKey: requiredCredential('aws-bedrock', credentials, 'secret_access_key'),
             sessionToken: optionalCredential('aws-bedrock', credentials, 'session_token'),
           };
-    const { createAmazonBedrock } = await import('@ai-sdk/amazon-bedrock');
+    const { createAmazonBedrock } = await importAiSdk('amazonBedrock');
     return createAmazonBedrock(settings)(model);
   },
 };

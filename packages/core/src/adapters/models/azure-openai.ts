@@ -1,5 +1,5 @@
 import { ModelCallError } from '../../ports/model-gateway';
-import { baseUrlCredential, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** The GA data-plane version that serves deployment chat completions; `api_version` overrides it. */
 export const AZURE_OPENAI_DEFAULT_API_VERSION = '2024-10-21';
@@ -19,7 +19,7 @@ export const azureOpenAiVendor: ModelVendor = {
       throw ModelCallError.providerNotConfigured('azure-openai', 'credentials need resource_name or base_url');
     }
     const apiVersion = optionalCredential('azure-openai', credentials, 'api_version') ?? AZURE_OPENAI_DEFAULT_API_VERSION;
-    const { createAzure } = await import('@ai-sdk/azure');
+    const { createAzure } = await importAiSdk('azure');
     return createAzure({
       apiKey,
       ...(baseURL !== undefined ? { baseURL } : { resourceName }),

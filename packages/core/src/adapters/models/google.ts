@@ -1,4 +1,4 @@
-import { baseUrlCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** Gemini API (`models/{model}:streamGenerateContent?alt=sse`, `x-goog-api-key`). */
 export const googleVendor: ModelVendor = {
@@ -6,7 +6,7 @@ export const googleVendor: ModelVendor = {
   async languageModel(model, credentials) {
     const apiKey = requiredCredential('google', credentials, 'api_key');
     const baseURL = baseUrlCredential('google', credentials, '/v1beta') ?? 'https://generativelanguage.googleapis.com/v1beta';
-    const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
+    const { createGoogleGenerativeAI } = await importAiSdk('google');
     return createGoogleGenerativeAI({ apiKey, baseURL })(model);
   },
 };

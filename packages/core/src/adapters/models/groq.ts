@@ -1,4 +1,4 @@
-import { baseUrlCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** Groq's OpenAI-compatible API under `/openai/v1`. */
 export const groqVendor: ModelVendor = {
@@ -6,7 +6,7 @@ export const groqVendor: ModelVendor = {
   async languageModel(model, credentials) {
     const apiKey = requiredCredential('groq', credentials, 'api_key');
     const baseURL = baseUrlCredential('groq', credentials, '/openai/v1') ?? 'https://api.groq.com/openai/v1';
-    const { createGroq } = await import('@ai-sdk/groq');
+    const { createGroq } = await importAiSdk('groq');
     return createGroq({ apiKey, baseURL })(model);
   },
 };

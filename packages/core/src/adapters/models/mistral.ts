@@ -1,4 +1,4 @@
-import { baseUrlCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** Mistral chat completions (`/v1/chat/completions`, bearer key). */
 export const mistralVendor: ModelVendor = {
@@ -6,7 +6,7 @@ export const mistralVendor: ModelVendor = {
   async languageModel(model, credentials) {
     const apiKey = requiredCredential('mistral', credentials, 'api_key');
     const baseURL = baseUrlCredential('mistral', credentials, '/v1') ?? 'https://api.mistral.ai/v1';
-    const { createMistral } = await import('@ai-sdk/mistral');
+    const { createMistral } = await importAiSdk('mistral');
     return createMistral({ apiKey, baseURL })(model);
   },
 };

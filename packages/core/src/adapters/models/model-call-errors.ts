@@ -1,5 +1,6 @@
 import type { APICallError } from 'ai';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
+import { importAiSdk } from './model-vendor';
 
 /** Credential fields that are addresses or names, not secrets. */
 const PUBLIC_FIELDS = new Set(['base_url', 'region', 'resource_name', 'api_version']);
@@ -35,7 +36,7 @@ export async function toModelCallError(
       ? new ModelCallError('timeout', provider, `${provider} call timed out`)
       : new ModelCallError('aborted', provider, `${provider} call was aborted`);
   }
-  const ai = await import('ai');
+  const ai = await importAiSdk('ai');
   if (ai.RetryError.isInstance(error)) return toModelCallError(provider, error.lastError, signal, scrub);
   if (ai.APICallError.isInstance(error)) return fromApiCallError(provider, error, scrub);
   if (ai.NoObjectGeneratedError.isInstance(error)) {

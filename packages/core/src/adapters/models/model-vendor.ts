@@ -5,13 +5,20 @@ import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway
 /**
  * One model vendor: builds the AI SDK model of a call from the account's decrypted credentials.
  * A vendor keeps nothing between calls, so credentials live only as long as the call. It imports
- * its `@ai-sdk/*` package on its first call: each costs ~20 MB of heap that a server which never
- * calls that vendor should not pay at start.
+ * its `@ai-sdk/*` package on its first call (`importAiSdk`), so a server that never calls that
+ * vendor never evaluates it.
  */
 export interface ModelVendor {
   readonly provider: ProviderName;
   /** Rejects with `ModelCallError` `provider_not_configured` when a required credential is missing. */
   languageModel(model: string, credentials: ModelCredentials): Promise<LanguageModel>;
+}
+
+type AiSdkPackages = typeof import('./ai-sdk').aiSdkPackages;
+
+/** One AI SDK package (`ai` or a vendor's), loaded on first use from the separately bundled `ai-sdk`. */
+export function importAiSdk<Name extends keyof AiSdkPackages>(name: Name): ReturnType<AiSdkPackages[Name]> {
+  return import('./ai-sdk').then(({ aiSdkPackages }) => aiSdkPackages[name]()) as ReturnType<AiSdkPackages[Name]>;
 }
 
 /** A required credential field: a non-empty string. */

@@ -1,4 +1,4 @@
-import { baseUrlCredential, requiredCredential, type ModelVendor } from './model-vendor';
+import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } from './model-vendor';
 
 /** OpenAI chat completions (`.chat`: the Responses API is not what compatible servers speak). */
 export const openaiVendor: ModelVendor = {
@@ -6,7 +6,7 @@ export const openaiVendor: ModelVendor = {
   async languageModel(model, credentials) {
     const apiKey = requiredCredential('openai', credentials, 'api_key');
     const baseURL = baseUrlCredential('openai', credentials, '/v1') ?? 'https://api.openai.com/v1';
-    const { createOpenAI } = await import('@ai-sdk/openai');
+    const { createOpenAI } = await importAiSdk('openai');
     return createOpenAI({ apiKey, baseURL }).chat(model);
   },
 };

@@ -1,0 +1,16 @@
+/**
+ * The AI SDK packages, each imported on its first use. esbuild.mjs bundles this module on its own
+ * (`ai-sdk.js` beside each bundle holding the core) and keeps the core's imports of it external,
+ * so until the first model call none of the SDK's ~2.9 MB of code is even parsed: bundled inline,
+ * behind lazy initialisers, it still cost ~20 MB of RSS at start. Import it through `importAiSdk`.
+ */
+export const aiSdkPackages = {
+  ai: () => import('ai'),
+  amazonBedrock: () => import('@ai-sdk/amazon-bedrock'),
+  anthropic: () => import('@ai-sdk/anthropic'),
+  azure: () => import('@ai-sdk/azure'),
+  google: () => import('@ai-sdk/google'),
+  groq: () => import('@ai-sdk/groq'),
+  mistral: () => import('@ai-sdk/mistral'),
+  openai: () => import('@ai-sdk/openai'),
+};
