@@ -4,6 +4,8 @@ export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';
 export { Router } from './http/router';
+export type { Exchange } from './http/exchange';
+export type { Answer, SerializedJson } from './http/http-result';
 export { Lifecycle } from './domain/lifecycle';
 export { Migrations } from './domain/storage/migrations';
 export { Repository } from './domain/storage/repository';

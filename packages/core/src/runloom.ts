@@ -20,7 +20,9 @@ import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 import { webhooksModule } from './domain/webhooks/webhooks-module';
+import type { Exchange } from './http/exchange';
 import { httpModule } from './http/http-module';
+import type { Answer } from './http/http-result';
 import { Router } from './http/router';
 import { Database } from './ports/database';
 import { EventBus } from './ports/event-bus';
@@ -104,6 +106,14 @@ export class Runloom {
   /** Web-standard request in, response out: mount it on any server (see server-adapter). */
   handle(request: Request): Promise<Response> {
     return this.router.handle(request);
+  }
+
+  /**
+   * `handle` for server adapters: reads the request through `exchange` and answers JSON already
+   * serialised, so a JSON exchange builds no web `Request` or `Response`.
+   */
+  dispatch(exchange: Exchange): Promise<Answer> {
+    return this.router.dispatch(exchange);
   }
 
   /** Stops background work, then flushes and closes the store. Safe to call more than once. */

@@ -9,7 +9,9 @@ import { createRequestListener } from './node';
 import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
-import { jsonResponse } from '../../core/src/http/http-result';
+import { ApiError } from '../../core/src/http/api-error';
+import type { Exchange } from '../../core/src/http/exchange';
+import { type Answer, jsonResponse } from '../../core/src/http/http-result';
 
 const CHUNK_SIZE = 16 * 1024;
 const STREAM_CHUNKS = 1024; // 16 MiB: more than loopback socket buffers absorb
@@ -79,6 +81,40 @@ class ProbeHandler implements WebHandler {
   }
 }
 
+/**
+ * The same probe behind Runloom's native entry (`dispatch`), as `runloom serve` mounts it: JSON is
+ * read through the exchange, everything else through the web Request it builds on demand.
+ */
+class ProbeDispatcher extends ProbeHandler {
+  async dispatch(exchange: Exchange): Promise<Answer> {
+    const { pathname } = new URL(exchange.url);
+    const json = (status: number, body: unknown): Answer => ({
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      text: JSON.stringify(body),
+    });
+    switch (`${exchange.method} ${pathname}`) {
+      case 'POST /echo':
+        return json(201, { received: JSON.parse(await exchange.readText(1024)) });
+      case 'POST /text':
+        try {
+          return json(200, { text: await exchange.readText(BODY_LIMIT), joined: exchange.header('x-twice'), absent: exchange.header('x-absent') });
+        } catch (error) {
+          return json((error as ApiError).status, { error: (error as ApiError).message });
+        }
+      case 'GET /late':
+        // Builds the web Request only after the client has gone.
+        await sleep(400);
+        this.lateSignalAborted.resolve(exchange.request().signal.aborted);
+        return { status: 204, headers: {}, text: null };
+      default:
+        return this.handle(exchange.request());
+    }
+  }
+}
+
+const BODY_LIMIT = 64;
+
 interface Mounted {
   url: string;
   close(): Promise<void>;
@@ -99,16 +135,49 @@ const mounts: Record<string, (handler: WebHandler) => Promise<Mounted>> = {
   },
 };
 
-for (const [name, mount] of Object.entries(mounts)) {
-  describe(`server-adapter mounted on ${name}`, () => {
+const entries = { 'web handler': () => new ProbeHandler(), 'native dispatch': () => new ProbeDispatcher() };
+
+for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandler] of Object.entries(entries)) {
+  describe(`server-adapter mounted on ${name}, ${entry}`, () => {
     let handler: ProbeHandler;
     let server: Mounted;
 
     beforeEach(async () => {
-      handler = new ProbeHandler();
+      handler = makeHandler();
       server = await mount(handler);
     });
     afterEach(() => server.close());
+
+    if (entry === 'native dispatch') {
+      it('reads a body as text without its BOM, and repeated headers joined as Headers.get joins them', async () => {
+        const request = http.request(`${server.url}/text`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
+        request.setHeader('x-twice', ['a', 'b']);
+        request.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('ü text')]));
+        const [response] = (await once(request, 'response')) as [IncomingMessage];
+        assert.equal(response.statusCode, 200);
+        const body = await readAll(response);
+        assert.equal(response.headers['content-length'], String(Buffer.byteLength(body)));
+        assert.deepEqual(JSON.parse(body), { text: 'ü text', joined: 'a, b', absent: null });
+      });
+
+      it('answers 413 past the body limit without reading the rest, and the connection keeps serving', async () => {
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        try {
+          const post = async (size: number): Promise<[number, string]> => {
+            const request = http.request(`${server.url}/text`, { method: 'POST', agent, headers: { 'content-length': size } });
+            request.end(Buffer.alloc(size, 'x'));
+            const [response] = (await once(request, 'response')) as [IncomingMessage];
+            return [response.statusCode!, await readAll(response)];
+          };
+          const [status, body] = await post(1024 * 1024);
+          assert.equal(status, 413);
+          assert.match(body, /over the limit of 64 bytes/);
+          assert.deepEqual(await post(BODY_LIMIT), [200, JSON.stringify({ text: 'x'.repeat(BODY_LIMIT), joined: null, absent: null })]);
+        } finally {
+          agent.destroy();
+        }
+      });
+    }
 
     it('round-trips JSON with status, headers and each Set-Cookie separately', async () => {
       const response = await fetch(`${server.url}/echo`, {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { jsonBodyText } from '../../core/src/http/http-result';
+import { bodyCutOff, bodyTooLarge, type Exchange, readText, refuseDeclaredTooLarge } from '../../core/src/http/exchange';
+import { type Answer, jsonBodyText, type SerializedJson } from '../../core/src/http/http-result';
 
 /**
  * The one translation layer between Node's `IncomingMessage`/`ServerResponse` and the web-standard
@@ -31,6 +32,11 @@ const HOST = /^(?:[a-z0-9_.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
 
 export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions = {}): Request {
+  return webRequest(req, requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), options, true);
+}
+
+/** The web Request of `req` at `url`; `withBody` false when the body was already read some other way. */
+function webRequest(req: IncomingMessage, url: string, options: ToWebRequestOptions, withBody: boolean): Request {
   const method = req.method ?? 'GET';
   const headers = new Headers();
   const raw = req.rawHeaders;
@@ -40,7 +46,7 @@ export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions 
     if (name.charCodeAt(0) !== 58) headers.append(name, raw[index + 1]!);
   }
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
-  if (!METHODS_WITHOUT_BODY.has(method)) {
+  if (withBody && !METHODS_WITHOUT_BODY.has(method)) {
     if (options.parsedBody !== undefined && (req.readableEnded || !req.readable)) {
       init.body = serializeParsedBody(options.parsedBody, headers);
     } else if (mayHaveBody(req)) {
@@ -48,7 +54,88 @@ export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions 
       init.duplex = 'half';
     }
   }
-  return new NodeRequest(requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), init, options.response);
+  return new NodeRequest(url, init, options.response);
+}
+
+/**
+ * The exchange of a Node request, read straight from `IncomingMessage`: headers from `rawHeaders`,
+ * a JSON body collected from its chunks. The web `Request` is built only when a handler asks.
+ */
+class NodeExchange implements Exchange {
+  readonly method: string;
+  readonly url: string;
+  readonly hasBody: boolean;
+  #request: Request | undefined;
+  #bodyRead = false;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly options: ToWebRequestOptions,
+  ) {
+    this.method = req.method ?? 'GET';
+    this.url = requestUrl(req, options.target ?? req.url, options.trustProxy ?? false);
+    this.hasBody = !METHODS_WITHOUT_BODY.has(this.method) && mayHaveBody(req);
+  }
+
+  header(name: string): string | null {
+    const raw = this.req.rawHeaders;
+    let value: string | null = null;
+    for (let index = 0; index < raw.length; index += 2) {
+      const candidate = raw[index]!;
+      if (candidate.length === name.length && candidate.toLowerCase() === name) {
+        value = value === null ? raw[index + 1]! : `${value}, ${raw[index + 1]!}`;
+      }
+    }
+    return value;
+  }
+
+  readText(limit: number): Promise<string> {
+    if (this.#request) return readText(this.#request, limit);
+    refuseDeclaredTooLarge(this.header('content-length'), limit);
+    if (!this.hasBody || this.#bodyRead) return Promise.resolve('');
+    this.#bodyRead = true;
+    return readNodeBody(this.req, limit);
+  }
+
+  request(): Request {
+    this.#request ??= webRequest(this.req, this.url, this.options, !this.#bodyRead);
+    return this.#request;
+  }
+}
+
+/**
+ * The body as UTF-8 text, without a BOM (as `TextDecoder` reads it). Past `limit` bytes the rest
+ * is discarded unread, so the 413 still goes out on this connection.
+ */
+function readNodeBody(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const detach = (): void => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      total += chunk.byteLength;
+      if (total <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      detach();
+      req.resume();
+      reject(bodyTooLarge(limit));
+    };
+    const onEnd = (): void => {
+      detach();
+      const text = Buffer.concat(chunks, total).toString('utf8');
+      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    };
+    const onError = (error: Error): void => {
+      detach();
+      reject(bodyCutOff(error));
+    };
+    const onClose = (): void => onError(new Error('the client closed the connection before the body was complete'));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /**
@@ -210,6 +297,11 @@ class NodeRequest extends Request {
 
   constructor(url: string, init: RequestInit, response: ServerResponse | undefined) {
     super(url, init);
+    if (response?.closed) {
+      // Built lazily (see NodeExchange) after the client had already gone.
+      this.#disconnected = !response.writableFinished;
+      return;
+    }
     response?.once('close', () => {
       if (response.writableFinished) return;
       this.#disconnected = true;
@@ -292,9 +384,11 @@ function write(res: ServerResponse, chunk: Uint8Array): Promise<void> | undefine
   });
 }
 
-/** What a mount needs of Runloom: its web-standard handler. */
+/** What a mount needs of Runloom: its web-standard handler, and its native entry when it has one. */
 export interface WebHandler {
   handle(request: Request): Promise<Response>;
+  /** `Runloom.dispatch`: when present, requests go through it and JSON answers skip web Request/Response. */
+  dispatch?(exchange: Exchange): Promise<Answer>;
 }
 
 export type MountOptions = Pick<ToWebRequestOptions, 'trustProxy'>;
@@ -309,22 +403,49 @@ export async function handleNodeRequest(
   res: ServerResponse,
   options: ToWebRequestOptions = {},
 ): Promise<void> {
+  // A body some parser already consumed is re-encoded by toWebRequest: that rare case takes the web path.
+  const bodyParsed = options.parsedBody !== undefined && (req.readableEnded || !req.readable);
+  if (handler.dispatch && !bodyParsed) {
+    let answer: Answer;
+    try {
+      answer = await handler.dispatch(new NodeExchange(req, { ...options, response: res }));
+    } catch {
+      answer = errorJson(500, 'internal error');
+    }
+    await sendAnswer(res, answer);
+    return;
+  }
   let request: Request;
   try {
     request = toWebRequest(req, { ...options, response: res });
   } catch (error) {
-    await sendWebResponse(res, errorJson(400, `the request cannot be read: ${(error as Error).message}`));
+    await sendAnswer(res, errorJson(400, `the request cannot be read: ${(error as Error).message}`));
     return;
   }
   let response: Response;
   try {
     response = await handler.handle(request);
   } catch {
-    response = errorJson(500, 'internal error');
+    await sendAnswer(res, errorJson(500, 'internal error'));
+    return;
   }
   await sendWebResponse(res, response);
 }
 
-function errorJson(status: number, message: string): Response {
-  return Response.json({ error: message }, { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
+/** Writes what `dispatch` answered: serialised JSON in one write with its Content-Length, a `Response` as `sendWebResponse` does. */
+async function sendAnswer(res: ServerResponse, answer: Answer): Promise<void> {
+  if (answer instanceof Response) return sendWebResponse(res, answer);
+  const head: OutgoingHttpHeaders = answer.headers;
+  if (answer.text === null) {
+    res.writeHead(answer.status, head);
+    res.end();
+    return;
+  }
+  head['content-length'] = Buffer.byteLength(answer.text);
+  res.writeHead(answer.status, head);
+  res.end(answer.text);
+}
+
+function errorJson(status: number, message: string): SerializedJson {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8' }, text: JSON.stringify({ error: message }) };
 }

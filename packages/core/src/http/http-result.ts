@@ -4,8 +4,22 @@ export type HttpResult = Response | JsonResult;
 export interface JsonResult {
   status: number;
   body?: unknown;
+  /** Lower-case names. */
   headers?: Record<string, string>;
 }
+
+/**
+ * A JSON answer serialised once: what the router gives a server adapter to write as it is, with
+ * no web `Response` in between. `text` null: no body. The adapter owns `headers` (lower-case names).
+ */
+export interface SerializedJson {
+  status: number;
+  headers: Record<string, string>;
+  text: string | null;
+}
+
+/** What `Router.dispatch` answers: a handler's own `Response` (streams, files) or serialised JSON. */
+export type Answer = Response | SerializedJson;
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -13,11 +27,7 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const jsonTexts = new WeakMap<Response, string>();
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  if (body === undefined) return new Response(null, { status, headers });
-  const text = JSON.stringify(body);
-  const response = new Response(text, { status, headers: { 'content-type': JSON_CONTENT_TYPE, ...headers } });
-  jsonTexts.set(response, text);
-  return response;
+  return toResponse(serializeJson({ status, body, headers }));
 }
 
 /**
@@ -29,6 +39,19 @@ export function jsonBodyText(response: Response): string | undefined {
   return jsonTexts.get(response);
 }
 
-export function toResponse(result: HttpResult): Response {
-  return result instanceof Response ? result : jsonResponse(result.status, result.body, result.headers);
+export function serializeJson(result: JsonResult): SerializedJson {
+  if (result.body === undefined) return { status: result.status, headers: { ...result.headers }, text: null };
+  return { status: result.status, headers: { 'content-type': JSON_CONTENT_TYPE, ...result.headers }, text: JSON.stringify(result.body) };
+}
+
+export function toAnswer(result: HttpResult): Answer {
+  return result instanceof Response ? result : serializeJson(result);
+}
+
+/** The web `Response` of an answer, for web-standard callers (`Runloom.handle`). */
+export function toResponse(answer: Answer): Response {
+  if (answer instanceof Response) return answer;
+  const response = new Response(answer.text, { status: answer.status, headers: answer.headers });
+  if (answer.text !== null) jsonTexts.set(response, answer.text);
+  return response;
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/storage/json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
-import { jsonResponse, toResponse } from './http-result';
+import { type Exchange, webExchange } from './exchange';
+import { type Answer, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
 import type { HttpMethod, Principal, RouteDefinition } from './route';
 import { RateLimiter } from './rate-limiter';
 
@@ -73,28 +74,37 @@ export class Router {
     this.rateLimiter = new RateLimiter(options.rateLimit);
   }
 
+  /** Web-standard request in, response out (`Runloom.handle`). */
   async handle(request: Request): Promise<Response> {
+    return toResponse(await this.dispatch(webExchange(request)));
+  }
+
+  /**
+   * `handle` for server adapters: the exchange is read without a web `Request` unless a handler
+   * asks for one, and JSON answers come back serialised, for the adapter to write as they are.
+   */
+  async dispatch(exchange: Exchange): Promise<Answer> {
     const started = performance.now();
-    const incomingId = request.headers.get('x-request-id');
+    const incomingId = exchange.header('x-request-id');
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
     let routeName = 'unmatched';
     let principal: Principal | undefined;
-    let response: Response;
+    let answer: Answer;
     let failure: unknown;
     try {
-      const url = new URL(request.url);
+      const url = parseUrl(exchange.url);
       const path = this.stripBasePath(url.pathname);
-      const match = path === undefined ? undefined : this.match(request.method, path);
-      if (!match) throw new ApiError('NOT_FOUND', `no route for ${request.method} ${url.pathname}`);
+      const match = path === undefined ? undefined : this.match(exchange.method, path);
+      if (!match) throw new ApiError('NOT_FOUND', `no route for ${exchange.method} ${url.pathname}`);
       if ('allowed' in match) {
-        throw new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here; use ${match.allowed.join(', ')}`, undefined, {
+        throw new ApiError('METHOD_NOT_ALLOWED', `${exchange.method} is not allowed here; use ${match.allowed.join(', ')}`, undefined, {
           allow: match.allowed.join(', '),
         });
       }
       const { definition, rawParams } = match;
       routeName = `${definition.method} ${definition.path}`;
       if (!definition.public) {
-        principal = await this.options.authenticate(request.headers.get('authorization'));
+        principal = await this.options.authenticate(exchange.header('authorization'));
         const retryAfter = this.rateLimiter.take(principal.accountId);
         if (retryAfter > 0) {
           throw new ApiError('RATE_LIMITED', `rate limit of ${this.options.rateLimit} requests/s exceeded; retry later`, undefined, {
@@ -104,31 +114,34 @@ export class Router {
       }
       const params = definition.params ? parseParams(definition.params, rawParams) : rawParams;
       const query = definition.query ? validate(definition.query, queryObject(url.searchParams), 'query') : undefined;
-      const body = await this.readBody(definition, request);
+      const body = await this.readBody(definition, exchange);
       const result = await definition.handle({
         params,
         query,
         body,
         principal: principal as Principal,
-        request,
+        get request() {
+          return exchange.request();
+        },
         requestId,
       });
-      response = toResponse(result);
+      answer = toAnswer(result);
     } catch (error) {
       failure = error;
-      response = errorResponse(error);
+      answer = errorAnswer(error);
     }
-    response.headers.set('x-request-id', requestId);
+    if (answer instanceof Response) answer.headers.set('x-request-id', requestId);
+    else answer.headers['x-request-id'] = requestId;
     this.options.observer.onRequest({
       requestId,
-      method: request.method,
+      method: exchange.method,
       route: routeName,
-      status: response.status,
+      status: answer.status,
       durationMs: performance.now() - started,
       accountId: principal?.accountId,
-      error: response.status >= 500 ? failure : undefined,
+      error: answer.status >= 500 ? failure : undefined,
     });
-    return response;
+    return answer;
   }
 
   private stripBasePath(pathname: string): string | undefined {
@@ -164,17 +177,17 @@ export class Router {
     return allowed.length ? { allowed } : undefined;
   }
 
-  private async readBody(definition: RouteDefinition, request: Request): Promise<unknown> {
+  private async readBody(definition: RouteDefinition, exchange: Exchange): Promise<unknown> {
     const spec = definition.body;
     if (!spec) return undefined;
-    const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const mediaType = (exchange.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if ('stream' in spec) {
       if (!spec.stream.mediaTypes.some((accepted) => mediaTypeMatches(accepted, mediaType))) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `send the body as ${spec.stream.mediaTypes.join(' or ')}`);
       }
-      return request.body;
+      return exchange.request().body;
     }
-    const hasBody = request.body !== null && request.headers.get('content-length') !== '0';
+    const hasBody = exchange.hasBody && exchange.header('content-length') !== '0';
     if (!hasBody) {
       if (spec.optional) return validate(spec.json, {}, 'body');
       throw ApiError.badRequest('a JSON body is required', [{ path: '', message: 'a JSON body is required' }]);
@@ -183,7 +196,7 @@ export class Router {
     if (!accepted.includes(mediaType) && !(mediaType.endsWith('+json') && !spec.form)) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `send the body as ${accepted.join(' or ')} (got ${mediaType || 'no content-type'})`);
     }
-    const text = await readText(request, this.options.jsonBodyLimitBytes);
+    const text = await exchange.readText(this.options.jsonBodyLimitBytes);
     if (text.length === 0 && spec.optional) return validate(spec.json, {}, 'body');
     let raw: unknown;
     if (mediaType === 'application/x-www-form-urlencoded') {
@@ -260,59 +273,26 @@ function mediaTypeMatches(accepted: string, actual: string): boolean {
   return accepted === actual;
 }
 
-/** Reads a body as text, refusing (413) past `limit` bytes without buffering more than that. */
-export async function readText(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  if (!request.body) return '';
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await readFromClient(reader);
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const joined = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(joined);
-}
-
-/**
- * One read of a request body. It fails only when the client's body does (the connection closed
- * halfway, a broken chunked encoding): bad input, so 400 rather than an internal error.
- */
-async function readFromClient(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<ReadableStreamReadResult<Uint8Array>> {
-  try {
-    return await reader.read();
-  } catch (error) {
-    throw ApiError.badRequest(`the body was cut off before its end (${error instanceof Error ? error.message : String(error)}); send it again`);
-  }
-}
-
-function tooLarge(limit: number): ApiError {
-  return new ApiError('PAYLOAD_TOO_LARGE', `the body is over the limit of ${limit} bytes`);
-}
-
 /** Maps any thrown value to the error model; never leaks a stack trace. */
-export function errorResponse(error: unknown): Response {
+function errorAnswer(error: unknown): SerializedJson {
   if (error instanceof ApiError) {
     const body: Record<string, unknown> = { error: error.message, code: error.code };
     if (error.details) body.details = error.details;
-    return jsonResponse(error.status, body, {
-      ...(error.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-      ...error.headers,
+    return serializeJson({
+      status: error.status,
+      body,
+      headers: { ...(error.status === 401 ? { 'www-authenticate': 'Bearer' } : {}), ...error.headers },
     });
   }
-  if (error instanceof z.ZodError) return errorResponse(validationError(error));
-  return jsonResponse(500, { error: 'internal error', code: 'INTERNAL' });
+  if (error instanceof z.ZodError) return errorAnswer(validationError(error));
+  return serializeJson({ status: 500, body: { error: 'internal error', code: 'INTERNAL' } });
+}
+
+/** A URL that does not parse is the client's: 400. */
+function parseUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw ApiError.badRequest('the request URL cannot be read');
+  }
 }

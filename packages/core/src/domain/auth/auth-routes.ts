@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { HttpResult } from '../../http/http-result';
 import { route, type RouteDefinition } from '../../http/route';
-import { readText } from '../../http/router';
+import { readText } from '../../http/exchange';
 import type { AuthService, TokenRequest } from './auth-service';
 import { OAuthError } from './oauth-error';
 

@@ -1,0 +1,88 @@
+import { ApiError } from './api-error';
+
+/**
+ * One HTTP request as the router reads it. `webExchange` wraps a web `Request`; a server adapter
+ * implements it over its own request object, so that a JSON exchange never builds undici's
+ * `Request`, `Headers`, `AbortSignal` and body streams: those cost more CPU than everything else a
+ * small request does (bench/http.bench.ts).
+ */
+export interface Exchange {
+  readonly method: string;
+  /** The absolute URL. */
+  readonly url: string;
+  /** Whether a body follows (a web Request's `body !== null`). */
+  readonly hasBody: boolean;
+  /** A header by lower-case name, repeated ones joined by ', ' as `Headers.get` does; null when absent. */
+  header(name: string): string | null;
+  /**
+   * The whole body as UTF-8 text (without a BOM), read at most once: PAYLOAD_TOO_LARGE past
+   * `limit` bytes without buffering more than that, BAD_REQUEST when the client cut it off.
+   */
+  readText(limit: number): Promise<string>;
+  /** The web `Request`, built on first call: for handlers that stream the body or watch the signal. */
+  request(): Request;
+}
+
+/** The exchange of a web `Request` (`Runloom.handle`). */
+export function webExchange(request: Request): Exchange {
+  return {
+    method: request.method,
+    url: request.url,
+    hasBody: request.body !== null,
+    header: (name) => request.headers.get(name),
+    readText: (limit) => readText(request, limit),
+    request: () => request,
+  };
+}
+
+/** Reads a web request's body as text, refusing (413) past `limit` bytes without buffering more than that. */
+export async function readText(request: Request, limit: number): Promise<string> {
+  refuseDeclaredTooLarge(request.headers.get('content-length'), limit);
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await readFromClient(reader);
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw bodyTooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const joined = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(joined);
+}
+
+/** 413 up front when the declared Content-Length is over `limit`. */
+export function refuseDeclaredTooLarge(contentLength: string | null, limit: number): void {
+  const declared = Number(contentLength);
+  if (Number.isFinite(declared) && declared > limit) throw bodyTooLarge(limit);
+}
+
+export function bodyTooLarge(limit: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `the body is over the limit of ${limit} bytes`);
+}
+
+/**
+ * A body the client's side broke (the connection closed halfway, a broken chunked encoding): bad
+ * input, so 400 rather than an internal error.
+ */
+export function bodyCutOff(error: unknown): ApiError {
+  return ApiError.badRequest(`the body was cut off before its end (${error instanceof Error ? error.message : String(error)}); send it again`);
+}
+
+async function readFromClient(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<ReadableStreamReadResult<Uint8Array>> {
+  try {
+    return await reader.read();
+  } catch (error) {
+    throw bodyCutOff(error);
+  }
+}
