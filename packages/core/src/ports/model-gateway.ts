@@ -2,19 +2,21 @@ import type { ProviderCredentials } from '../domain/providers/provider-credentia
 import type { ProviderName } from '../domain/providers/provider-names';
 
 /**
- * The `ModelGateway` port: one streamed call to a language model of any of the seven vendors.
+ * The `ModelGateway` port: one call to a language model of any of the seven vendors, answered
+ * whole (`generate`, the vendor's non-streaming endpoint) or streamed (`stream`).
  *
  * Vendor-neutral on purpose: no vendor library type appears here, so the domain (prompt runs,
  * agents, threads) depends only on this vocabulary. The default adapter (`adapters/models`)
  * speaks each vendor's own wire format through the AI SDK.
  *
  * Guarantees an adapter gives:
+ * - `generate(request)` resolves with the whole answer or rejects with a `ModelCallError`.
  * - `stream(request)` yields events in order and ends with exactly one terminal event, `finish`
  *   or `error`; iterating never throws. Breaking out of the iteration cancels the vendor request.
  * - Credentials are used for this call only and never kept; no error message contains a
  *   credential value.
- * - Aborting `request.signal` stops the vendor request; the stream then ends with an `error` of
- *   code `aborted` (or `timeout` when the signal's reason is a `TimeoutError`).
+ * - Aborting `request.signal` stops the vendor request; `generate` then rejects, and the stream
+ *   ends, with an error of code `aborted` (or `timeout` when the signal's reason is a `TimeoutError`).
  */
 export const ModelGateway = Symbol.for('runloom.ModelGateway');
 
@@ -99,7 +101,7 @@ export interface ModelRequest {
   params?: ModelParams;
   tools?: readonly ModelTool[];
   toolChoice?: ModelToolChoice;
-  /** Asks for a JSON object matching `schema`; the `finish` event then carries it as `object`. */
+  /** Asks for a JSON object matching `schema`; the response (or the `finish` event) carries it as `object`. */
   responseSchema?: { schema: JsonSchema; name?: string; description?: string };
   signal?: AbortSignal;
 }
@@ -127,9 +129,13 @@ export interface ModelResponse {
 }
 
 export interface ModelGateway {
-  stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
-  /** The whole answer of `stream(request)`; rejects with `ModelCallError`. */
+  /**
+   * One non-streaming call: what runs use, since their outputs are stored when the call ends and
+   * a whole answer costs far less to receive than a stream. Rejects with `ModelCallError`.
+   */
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /** The same call streamed, for callers that show the answer as it arrives. */
+  stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
 }
 
 export type ModelCallErrorCode =
@@ -171,25 +177,4 @@ export class ModelCallError extends Error {
       `model provider '${provider}' is disabled for this account; enable it with PUT /v1/llm-provider/${provider}`,
     );
   }
-}
-
-/** Collects a stream into one response; used by every `generate` implementation. */
-export async function collectModelResponse(events: AsyncIterable<ModelStreamEvent>): Promise<ModelResponse> {
-  let text = '';
-  const toolCalls: ModelResponse['toolCalls'] = [];
-  for await (const event of events) {
-    switch (event.type) {
-      case 'text-delta':
-        text += event.text;
-        break;
-      case 'tool-call':
-        toolCalls.push({ toolCallId: event.toolCallId, toolName: event.toolName, input: event.input });
-        break;
-      case 'error':
-        throw event.error;
-      case 'finish':
-        return { text, toolCalls, object: event.object, finishReason: event.finishReason, usage: event.usage };
-    }
-  }
-  throw new Error('model stream ended without a finish or error event');
 }

@@ -1,9 +1,8 @@
-import type { JSONSchema7, JSONValue, ModelMessage as SdkMessage, ToolChoice, ToolSet } from 'ai';
+import type { CallWarning, JSONSchema7, JSONValue, LanguageModel, ModelMessage as SdkMessage, ToolChoice, ToolSet } from 'ai';
 import type { ValidateFunction } from 'ajv';
 import { compileJsonSchema } from '../../domain/runnables/json-schema';
 import type { Logger } from '../../ports/logger';
 import {
-  collectModelResponse,
   ModelCallError,
   type ModelGateway,
   type ModelMessage,
@@ -29,9 +28,11 @@ export interface AiSdkModelGatewayOptions {
 type AiSdk = typeof import('ai');
 
 /**
- * `ModelGateway` over the AI SDK's `streamText`: the vendor adapter builds the model from the
- * call's credentials, `fullStream` parts become port events (`textStream` would swallow errors).
- * One step only: tool calls come back as events for the caller's agent loop to run.
+ * `ModelGateway` over the AI SDK: `generate` is one `generateText` call (the vendor's
+ * non-streaming endpoint), `stream` is `streamText` with `fullStream` parts becoming port events
+ * (`textStream` would swallow errors). The vendor adapter builds the model from the call's
+ * credentials. One step only: tools have no `execute`, so tool calls come back to the caller's
+ * agent loop.
  */
 export class AiSdkModelGateway implements ModelGateway {
   constructor(
@@ -43,8 +44,30 @@ export class AiSdkModelGateway implements ModelGateway {
     globalThis.AI_SDK_LOG_WARNINGS ??= false;
   }
 
-  generate(request: ModelRequest): Promise<ModelResponse> {
-    return collectModelResponse(this.stream(request));
+  async generate(request: ModelRequest): Promise<ModelResponse> {
+    const { provider } = request;
+    try {
+      request.signal?.throwIfAborted();
+      const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
+      const ai = await importAiSdk('ai');
+      const result = await ai.generateText({
+        ...this.callOptions(ai, model, request),
+        abortSignal: request.signal,
+        // Nothing reads the bodies back; keeping them would only hold memory until the run ends.
+        experimental_include: { requestBody: false, responseBody: false },
+      });
+      this.reportWarnings(request, result.warnings);
+      return {
+        text: result.text,
+        toolCalls: result.toolCalls.map((call) => ({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input })),
+        // Checked against the schema inside generateText; reading it throws when the model gave none.
+        ...(request.responseSchema ? { object: result.output as unknown } : {}),
+        finishReason: result.finishReason,
+        usage: { input_tokens: result.totalUsage.inputTokens ?? 0, output_tokens: result.totalUsage.outputTokens ?? 0 },
+      };
+    } catch (error) {
+      throw await toModelCallError(provider, error, request.signal, credentialScrubber(request.credentials));
+    }
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent, void, undefined> {
@@ -70,14 +93,7 @@ export class AiSdkModelGateway implements ModelGateway {
         const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
         const ai = await importAiSdk('ai');
         result = ai.streamText({
-          model,
-          system: request.system,
-          messages: request.messages.map(toSdkMessage),
-          tools: toSdkTools(ai, request),
-          toolChoice: request.toolChoice === undefined ? undefined : toSdkToolChoice(request.toolChoice),
-          output: request.responseSchema ? structuredOutput(ai, provider, request.responseSchema) : undefined,
-          ...callSettings(request.params),
-          maxRetries: this.options.maxRetries ?? 2,
+          ...this.callOptions(ai, model, request),
           abortSignal,
           // Errors arrive as `error` parts of fullStream; the default handler would also log them.
           onError: () => {},
@@ -89,9 +105,7 @@ export class AiSdkModelGateway implements ModelGateway {
       for await (const part of result.fullStream) {
         switch (part.type) {
           case 'start-step':
-            for (const warning of part.warnings) {
-              this.options.logger?.warn({ provider, model: request.model, warning }, 'model call warning');
-            }
+            this.reportWarnings(request, part.warnings);
             break;
           case 'text-delta':
             if (part.text !== '') yield { type: 'text-delta', text: part.text };
@@ -129,6 +143,26 @@ export class AiSdkModelGateway implements ModelGateway {
       yield await failure(new Error('the stream ended without a finish'));
     } finally {
       if (!ended) cancel.abort();
+    }
+  }
+
+  /** What `generateText` and `streamText` both take: the prompt, tools, output and settings. */
+  private callOptions(ai: AiSdk, model: LanguageModel, request: ModelRequest) {
+    return {
+      model,
+      system: request.system,
+      messages: request.messages.map(toSdkMessage),
+      tools: toSdkTools(ai, request),
+      toolChoice: request.toolChoice === undefined ? undefined : toSdkToolChoice(request.toolChoice),
+      output: request.responseSchema ? structuredOutput(ai, request.provider, request.responseSchema) : undefined,
+      ...callSettings(request.params),
+      maxRetries: this.options.maxRetries ?? 2,
+    };
+  }
+
+  private reportWarnings(request: ModelRequest, warnings: readonly CallWarning[] | undefined): void {
+    for (const warning of warnings ?? []) {
+      this.options.logger?.warn({ provider: request.provider, model: request.model, warning }, 'model call warning');
     }
   }
 }

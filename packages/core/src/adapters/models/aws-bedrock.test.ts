@@ -12,7 +12,7 @@ describeModelGatewayContract('aws-bedrock', createGateway);
 describe('aws-bedrock adapter: wire format', () => {
   const fake = useFakeVendor('aws-bedrock');
 
-  it('signs converse-stream requests with SigV4 (scope, date, session token, signature)', async () => {
+  it('signs converse requests with SigV4 (scope, date, session token, signature)', async () => {
     const credentials = fake().credentials;
     await createGateway().generate({
       provider: 'aws-bedrock',
@@ -23,7 +23,7 @@ describe('aws-bedrock adapter: wire format', () => {
       params: { max_tokens: 40, temperature: 0.5, top_p: 0.8, stop: ['END'] },
     });
     const [request] = fake().requests;
-    assert.equal(request!.path, '/model/amazon.nova-lite-v1%3A0/converse-stream');
+    assert.equal(request!.path, '/model/amazon.nova-lite-v1%3A0/converse');
     assert.equal(bedrockModelOf(request!.path), 'amazon.nova-lite-v1:0');
     assert.match(
       String(request!.headers.authorization),

@@ -1,7 +1,7 @@
 import { baseUrlCredential, importAiSdk, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
 /**
- * Amazon Bedrock Converse API (`/model/{modelId}/converse-stream`, AWS event stream), signed with
+ * Amazon Bedrock Converse API (`/model/{modelId}/converse`, or `/converse-stream` with an AWS event stream), signed with
  * SigV4 from access keys or authorised with a Bedrock API key.
  */
 export const awsBedrockVendor: ModelVendor = {

@@ -25,7 +25,7 @@ describe('azure-openai adapter: wire format', () => {
     assert.equal(request!.query.get('api-version'), AZURE_OPENAI_DEFAULT_API_VERSION);
     assert.equal(request!.headers['api-key'], fake().credentials.api_key);
     assert.equal(request!.headers.authorization, undefined, 'Azure keys go in api-key, not a bearer token');
-    assert.equal(request!.body.stream, true);
+    assert.equal(request!.body.stream, undefined, 'generate asks for a whole answer');
   });
 
   it('uses the configured api_version and a base_url that already ends in /openai', async () => {

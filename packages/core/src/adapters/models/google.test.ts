@@ -10,7 +10,7 @@ describeModelGatewayContract('google', createGateway);
 describe('google adapter: wire format', () => {
   const fake = useFakeVendor('google');
 
-  it('streams from base_url + /v1beta/models/{model}:streamGenerateContent?alt=sse with x-goog-api-key', async () => {
+  it('posts to base_url + /v1beta/models/{model}:generateContent with x-goog-api-key', async () => {
     await createGateway().generate({
       provider: 'google',
       model: 'gemini-2.5-flash',
@@ -20,7 +20,7 @@ describe('google adapter: wire format', () => {
       params: { temperature: 0.4, max_tokens: 50, top_k: 20, stop: ['END'] },
     });
     const [request] = fake().requests;
-    assert.equal(request!.url, '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    assert.equal(request!.url, '/v1beta/models/gemini-2.5-flash:generateContent');
     assert.equal(request!.headers['x-goog-api-key'], fake().credentials.api_key);
     assert.equal(request!.query.get('key'), null, 'the key is not put in the URL');
     assert.deepEqual(request!.body.systemInstruction, { parts: [{ text: 'Be brief.' }] });

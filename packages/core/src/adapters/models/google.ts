@@ -1,6 +1,6 @@
 import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } from './model-vendor';
 
-/** Gemini API (`models/{model}:streamGenerateContent?alt=sse`, `x-goog-api-key`). */
+/** Gemini API (`models/{model}:generateContent`, or `:streamGenerateContent?alt=sse`; `x-goog-api-key`). */
 export const googleVendor: ModelVendor = {
   provider: 'google',
   async languageModel(model, credentials) {
