@@ -3,7 +3,7 @@ import { Container } from 'inversify';
 import { PROVIDER_NAMES } from '../../domain/providers/provider-names';
 import { Logger } from '../../ports/logger';
 import { ModelCallError, ModelGateway, type ModelRequest } from '../../ports/model-gateway';
-import { collect, lastError, useFakeVendor, WEATHER_TOOL } from '../model-gateway.contract';
+import { callError, collect, lastError, useFakeVendor, WEATHER_TOOL } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { ModelVendors } from './model-vendors';
 import { modelsModule } from './models-module';
@@ -76,14 +76,17 @@ describe('AiSdkModelGateway', () => {
     }
   });
 
-  it('removes a credential that the vendor echoes in an error message', async () => {
+  it('removes a credential that the vendor echoes in an error message, streamed or not', async () => {
     const { api_key } = openai().credentials;
-    openai().reply({ type: 'error', status: 400, message: `unsupported value for key ${api_key} in this project` });
-    const error = lastError(await collect(gateway.stream(openaiRequest())));
-    assert.equal(error.code, 'bad_request');
-    assert.equal(error.status, 400);
-    assert.ok(!error.message.includes(api_key!));
-    assert.match(error.message, /^openai rejected the request \(HTTP 400\): unsupported value for key \[redacted\] in this project$/);
+    const echo = { type: 'error', status: 400, message: `unsupported value for key ${api_key} in this project` } as const;
+    openai().reply(echo, echo);
+    const errors = [lastError(await collect(gateway.stream(openaiRequest()))), await callError(gateway.generate(openaiRequest()))];
+    for (const error of errors) {
+      assert.equal(error.code, 'bad_request');
+      assert.equal(error.status, 400);
+      assert.ok(!error.message.includes(api_key!));
+      assert.match(error.message, /^openai rejected the request \(HTTP 400\): unsupported value for key \[redacted\] in this project$/);
+    }
   });
 
   it('keeps base_url user info out of messages and refuses a base_url that is not http(s)', async () => {

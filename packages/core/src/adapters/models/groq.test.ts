@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CITY_SCHEMA, describeModelGatewayContract, useFakeVendor } from '../model-gateway.contract';
+import { CITY_SCHEMA, collectResponse, describeModelGatewayContract, useFakeVendor } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { ModelVendors } from './model-vendors';
 
@@ -12,13 +12,15 @@ describe('groq adapter: wire format', () => {
 
   it('streams from base_url + /openai/v1/chat/completions with a bearer key and reads usage from x_groq', async () => {
     fake().reply({ type: 'text', chunks: ['fast'], usage: { input: 31, output: 1 } });
-    const response = await createGateway().generate({
-      provider: 'groq',
-      model: 'llama-3.3-70b-versatile',
-      credentials: fake().credentials,
-      messages: [{ role: 'user', content: 'Hi' }],
-      params: { max_tokens: 10 },
-    });
+    const response = await collectResponse(
+      createGateway().stream({
+        provider: 'groq',
+        model: 'llama-3.3-70b-versatile',
+        credentials: fake().credentials,
+        messages: [{ role: 'user', content: 'Hi' }],
+        params: { max_tokens: 10 },
+      }),
+    );
     assert.deepEqual(response.usage, { input_tokens: 31, output_tokens: 1 });
     const [request] = fake().requests;
     assert.equal(request!.path, '/openai/v1/chat/completions');
