@@ -26,19 +26,34 @@ const API_KEY = 'sk-bench-0123456789abcdef';
 const MODEL = 'gpt-4o-mini';
 const PROMPT = { system: 'You answer in one word.', messages: [{ role: 'user', content: 'Say hello.' }] };
 
-/** A chat-completions server answering every request at once with the same short streamed reply. */
+/**
+ * A chat-completions server answering every request at once with the same short reply: one JSON
+ * completion, or a stream when the body asks for one (`"stream":true`).
+ */
 const FAKE_OPENAI = `
 const http = require('node:http');
-const chunk = (fields) => 'data: ' + JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: '${MODEL}', ...fields }) + '\\n\\n';
-const body =
+const usage = { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 };
+const fields = { id: 'chatcmpl-bench', created: 1700000000, model: '${MODEL}' };
+const chunk = (more) => 'data: ' + JSON.stringify({ ...fields, object: 'chat.completion.chunk', ...more }) + '\\n\\n';
+const streamed =
   chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] }) +
   chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) +
-  chunk({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 } }) +
+  chunk({ choices: [], usage }) +
   'data: [DONE]\\n\\n';
+const whole = JSON.stringify({
+  ...fields,
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello' }, logprobs: null, finish_reason: 'stop' }],
+  usage,
+});
 const server = http.createServer((req, res) => {
-  req.resume();
+  let request = '';
+  req.setEncoding('utf8');
+  req.on('data', (data) => (request += data));
   req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': Buffer.byteLength(body) });
+    const stream = request.includes('"stream":true');
+    const body = stream ? streamed : whole;
+    res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
 });
@@ -84,7 +99,8 @@ export async function runRunsBench(): Promise<BenchResult[]> {
         const response = await fetch(`${fake.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: PROMPT.system }, ...PROMPT.messages], stream: true, stream_options: { include_usage: true } }),
+          // The request a run sends: runs call the vendor without streaming.
+          body: JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: PROMPT.system }, ...PROMPT.messages] }),
         });
         await response.text();
       };
