@@ -27,6 +27,25 @@ export interface AiSdkModelGatewayOptions {
 /** The `ai` package, imported on the first model call rather than when the server starts. */
 type AiSdk = typeof import('ai');
 
+let warmedAiSdk: Promise<AiSdk> | undefined;
+
+/**
+ * The `ai` package, with its prompt check warmed once. The SDK checks every call's messages
+ * against a fresh `z.array(modelMessageSchema)`, and zod first walks that schema to learn whether
+ * it is recursive; the answer is cached only once the lazy JSON-value schema inside has been
+ * resolved, which happens only when some message carries `providerOptions`. Ours never do, so each
+ * call re-walked the whole message schema (the top cost in a --cpu-prof of the run path; ~190 µs a
+ * call against ~26 µs once warm, in plain Node). Checking one such message once resolves it; later
+ * walks hit zod's cache.
+ */
+function loadAiSdk(): Promise<AiSdk> {
+  warmedAiSdk ??= importAiSdk('ai').then((ai) => {
+    ai.modelMessageSchema.safeParse({ role: 'user', content: '', providerOptions: { warm: { value: [null] } } });
+    return ai;
+  });
+  return warmedAiSdk;
+}
+
 /**
  * `ModelGateway` over the AI SDK: `generate` is one `generateText` call (the vendor's
  * non-streaming endpoint), `stream` is `streamText` with `fullStream` parts becoming port events
@@ -49,7 +68,7 @@ export class AiSdkModelGateway implements ModelGateway {
     try {
       request.signal?.throwIfAborted();
       const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
-      const ai = await importAiSdk('ai');
+      const ai = await loadAiSdk();
       const result = await ai.generateText({
         ...this.callOptions(ai, model, request),
         abortSignal: request.signal,
@@ -91,7 +110,7 @@ export class AiSdkModelGateway implements ModelGateway {
       let result;
       try {
         const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
-        const ai = await importAiSdk('ai');
+        const ai = await loadAiSdk();
         result = ai.streamText({
           ...this.callOptions(ai, model, request),
           abortSignal,
