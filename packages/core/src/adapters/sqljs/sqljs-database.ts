@@ -18,6 +18,7 @@ import { locateSqlWasm, type LoggedStatement, SqlEngine, type SqlParam } from '.
 import {
   type CollectionSchema,
   CREATE_MIGRATIONS_TABLE,
+  indexUpgradeStatements,
   INSERT_MIGRATION,
   loadSchema,
   SELECT_MIGRATION_IDS,
@@ -68,8 +69,13 @@ export class SqlJsDatabase implements Database {
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     this.assertWritable();
-    const applied = new Set(this.engine.all(SELECT_MIGRATION_IDS).map(([id]) => id as string));
     const durable: Promise<void>[] = [];
+    const indexUpgrade = indexUpgradeStatements(this.engine);
+    if (indexUpgrade.length > 0) {
+      this.engine.transaction(() => indexUpgrade.forEach(([sql, params]) => this.engine.run(sql, params)));
+      durable.push(this.log.append(JSON.stringify(indexUpgrade)));
+    }
+    const applied = new Set(this.engine.all(SELECT_MIGRATION_IDS).map(([id]) => id as string));
     for (const migration of migrations) {
       if (applied.has(migration.id)) continue;
       const statements: LoggedStatement[] = [];

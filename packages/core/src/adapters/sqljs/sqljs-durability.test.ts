@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Doc, DuplicateIdError, type Migration } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
-import { encodeFrame, segmentPath } from './log-format';
+import { decodeSegment, encodeFrame, listSegments, segmentPath } from './log-format';
 import { openSqlJsDatabase, type SqlJsDatabase, type SqlJsDatabaseOptions } from './sqljs-database';
 
 const NOTES = 'notes';
@@ -206,6 +206,37 @@ describe('SqlJsDatabase durability', function () {
   it('refuses a second open of the same store while the first is open', async () => {
     await openStore();
     await assert.rejects(openSqlJsDatabase({ dir }), /already open/);
+  });
+
+  it('rebuilds field indexes of an older store to end with id, once and durably, with the same answers', async () => {
+    // A log as stores wrote it before field indexes ended with id.
+    const notes = [3, 1, 2].map((n) => [`INSERT INTO "notes" ("id", "_doc", "n") VALUES (?, ?, ?)`, [`note-${n}`, JSON.stringify({ id: `note-${n}`, n }), n % 2]]);
+    const statements = [
+      ['CREATE TABLE "notes" ("id" TEXT PRIMARY KEY NOT NULL, "_doc" TEXT NOT NULL, "n" INTEGER)', []],
+      ['CREATE INDEX "notes__n" ON "notes" ("n")', []],
+      ['INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)', [notesMigration.id, '2026-01-01T00:00:00.000Z']],
+      ...notes,
+    ];
+    writeFileSync(segmentPath(dir, 1), encodeFrame(1, JSON.stringify(statements)));
+    const loggedStatements = (): string[] =>
+      listSegments(dir).flatMap((segment) =>
+        decodeSegment(readFileSync(segment.path), segment.startSeq).records.flatMap((record) => (JSON.parse(record.payload) as [string][]).map(([sql]) => sql)),
+      );
+
+    const database = await openStore();
+    assert.deepEqual((await database.find(NOTES, { where: { n: 1 } })).map((doc) => doc.id), ['note-1', 'note-3']);
+    await closeStore(database);
+    const upgrade = ['DROP INDEX "notes__n"', 'CREATE INDEX "notes__n" ON "notes" ("n", "id")'];
+    assert.deepEqual(loggedStatements().filter((sql) => sql.includes('INDEX')), ['CREATE INDEX "notes__n" ON "notes" ("n")', ...upgrade]);
+
+    const reopened = await openStore();
+    assert.deepEqual((await reopened.find(NOTES, { where: { n: 1 }, limit: 1, offset: 1 })).map((doc) => doc.id), ['note-3']);
+    assert.equal(loggedStatements().filter((sql) => sql.includes('INDEX')).length, 3, 'a reopened store rebuilds nothing more');
+    await reopened.snapshot();
+    await closeStore(reopened);
+    const fromSnapshot = await openStore();
+    assert.deepEqual((await fromSnapshot.find(NOTES, { orderBy: [{ field: 'n', direction: 'desc' }] })).map((doc) => doc.id), ['note-1', 'note-3', 'note-2']);
+    assert.deepEqual(loggedStatements().filter((sql) => sql.includes('INDEX')), [], 'the snapshot holds the rebuilt index');
   });
 
   it('keeps an invariant across concurrent conflicting transfers, for every reader and after reopen', async () => {
