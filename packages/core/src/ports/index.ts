@@ -1,5 +1,6 @@
 export * from './blob-store';
 export * from './clock';
+export * from './content-hasher';
 export * from './database';
 export * from './event-bus';
 export * from './id-generator';

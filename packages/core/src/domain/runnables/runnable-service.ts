@@ -4,6 +4,7 @@ import { ApiError, type ErrorDetail } from '../../http/api-error';
 import type { Principal } from '../../http/route';
 import { validationError } from '../../http/router';
 import { Clock } from '../../ports/clock';
+import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import { formatRunnableConfig, parseRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
@@ -42,6 +43,7 @@ export class RunnableService {
     @inject(Clock) private readonly clock: Clock,
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(EnabledProviders) private readonly enabledProviders: EnabledProviders,
+    @inject(ContentHasher) private readonly hasher: ContentHasher,
   ) {}
 
   async create(principal: Principal, input: CreateRunnableInput): Promise<Runnable> {
@@ -190,7 +192,7 @@ export class RunnableService {
       config_content: text,
       config_content_parsed: result.parsed,
       config_content_type: result.type,
-      config_content_sha256: await sha256Hex(text),
+      config_content_sha256: this.hasher.sha256Hex(text),
     };
   }
 }
@@ -220,9 +222,4 @@ function sameList(left: readonly string[], right: readonly string[]): boolean {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
