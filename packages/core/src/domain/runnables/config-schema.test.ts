@@ -186,6 +186,15 @@ describe('parseRunnableConfig', () => {
       }
     });
 
+    it('says whether the result depends on the enabled providers, so a caller may skip reading them', () => {
+      const uses = (llms: string, enabled: string[] = []) => parseRunnableConfig(`prompt: {system: hi}\n${llms}`, { enabledProviders: enabled }).usesEnabledProviders;
+      assert.equal(uses('llms: [{model: gpt-4o}, {model: groq/x}, {model: x, provider: groq}]\n'), false);
+      assert.equal(uses(''), false);
+      assert.equal(uses('llms: [{model: gpt-4o}, {model: my-model}]\n'), true);
+      assert.equal(uses('llms: [{model: my-model}]\n', ['groq']), true);
+      assert.equal(parseRunnableConfig('type: agent\nmodel: my-model\n', { enabledProviders: ['groq'] }).usesEnabledProviders, true);
+    });
+
     it('refuses a provider outside the seven', () => {
       assert.deepEqual(errorPaths('prompt: {system: hi}\nllms:\n  - {model: x, provider: acme}\n'), ['llms.0.provider']);
     });

@@ -1,8 +1,8 @@
 import { isNode, LineCounter, parseDocument, stringify, type Document } from 'yaml';
 import { z } from 'zod';
 import { compileJsonSchema } from './json-schema';
-import { PROVIDER_NAMES } from '../providers/provider-names';
-import { resolveModel } from './llm-providers';
+import { PROVIDER_NAMES, type ProviderName } from '../providers/provider-names';
+import { type ResolvedModel, resolveModel } from './llm-providers';
 import { isMimePattern } from './mime-patterns';
 
 /**
@@ -253,6 +253,11 @@ export interface ParsedRunnableConfig {
   /** From `type`; `prompt` when absent (and when `type` is invalid, so callers always have one). */
   type: RunnableType;
   diagnostics: ConfigDiagnostic[];
+  /**
+   * Whether a model's provider could be derived only from `enabledProviders`: the result depends on
+   * them. When false, any list gives the same result, so a caller may skip reading it.
+   */
+  usesEnabledProviders: boolean;
 }
 
 export interface ParseRunnableConfigOptions {
@@ -262,6 +267,7 @@ export interface ParseRunnableConfigOptions {
 
 type Path = (string | number)[];
 type Report = (path: Path, message: string, severity?: ConfigDiagnostic['severity']) => void;
+type ResolveModel = (model: string, provider: ProviderName | undefined) => ResolvedModel | undefined;
 
 /**
  * Parses YAML or JSON configuration text (JSON is read as YAML, which it is), validates it against
@@ -295,43 +301,50 @@ export function parseRunnableConfig(text: string, options: ParseRunnableConfigOp
     // Pathological input (alias bombs past the limit, nesting past the stack) is bad input too.
     report([], `the configuration cannot be read: ${(error as Error).message}`);
   }
-  if (hasErrors(diagnostics)) return { parsed: undefined, type: 'prompt', diagnostics };
+  if (hasErrors(diagnostics)) return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     report([], value === null || value === undefined ? 'the configuration is empty: write a mapping such as `prompt: …`' : 'the configuration must be a mapping of fields (name, type, prompt, …)');
-    return { parsed: undefined, type: 'prompt', diagnostics };
+    return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };
   }
 
   const declaredType = (value as Record<string, unknown>).type;
   if (declaredType !== undefined && !(RUNNABLE_TYPES as readonly unknown[]).includes(declaredType)) {
     report(['type'], `type must be one of ${RUNNABLE_TYPES.join(', ')} (or absent for prompt)`);
-    return { parsed: undefined, type: 'prompt', diagnostics };
+    return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };
   }
   const type = (declaredType ?? 'prompt') as RunnableType;
   const result = VARIANT_SCHEMAS[type].safeParse(value, { error: issueMessage });
   if (!result.success) {
     for (const issue of result.error.issues) report(issue.path as Path, issue.message);
-    return { parsed: undefined, type, diagnostics };
+    return { parsed: undefined, type, diagnostics, usesEnabledProviders: false };
   }
 
   const config = result.data;
   checkAndDeriveInputs(config, report);
   const enabledProviders = options.enabledProviders ?? [];
+  let usesEnabledProviders = false;
+  const resolve: ResolveModel = (model, provider) => {
+    const inferred = resolveModel(model, provider, []);
+    if (inferred) return inferred;
+    usesEnabledProviders = true;
+    return resolveModel(model, provider, enabledProviders);
+  };
   switch (type) {
     case 'prompt': {
       const prompt = config as PromptConfig;
-      if (prompt.llms) deriveLlms(prompt.llms, ['llms'], enabledProviders, report);
+      if (prompt.llms) deriveLlms(prompt.llms, ['llms'], resolve, report);
       else report(['prompt'], 'no llms: add one (e.g. `llms: [{model: gpt-4o}]`) before running this prompt', 'warning');
       checkTemplates(prompt.prompt, ['prompt'], inputNames(config), undefined, report);
       break;
     }
     case 'flow':
-      checkFlow(config as FlowConfig, enabledProviders, report);
+      checkFlow(config as FlowConfig, resolve, report);
       break;
     case 'agent':
-      checkAgent(config as AgentConfig, enabledProviders, report);
+      checkAgent(config as AgentConfig, resolve, report);
       break;
   }
-  return { parsed: hasErrors(diagnostics) ? undefined : config, type, diagnostics };
+  return { parsed: hasErrors(diagnostics) ? undefined : config, type, diagnostics, usesEnabledProviders };
 }
 
 /** YAML for a configuration given as an object (create with `config_content_parsed`). */
@@ -420,7 +433,7 @@ function checkJsonSchema(schema: Record<string, unknown>, path: Path, report: Re
 }
 
 /** At most one default, unique names; derives each `provider` and bare `model`. */
-function deriveLlms(llms: LlmConfig[], path: Path, enabledProviders: readonly string[], report: Report): void {
+function deriveLlms(llms: LlmConfig[], path: Path, resolve: ResolveModel, report: Report): void {
   const defaults = llms.flatMap((llm, index) => (llm.is_default ? [index] : []));
   if (defaults.length > 1) report([...path, defaults[1]!, 'is_default'], `only one model may be the default (also ${path.join('.')}.${defaults[0]})`);
   const names = new Map<string, number>();
@@ -430,7 +443,7 @@ function deriveLlms(llms: LlmConfig[], path: Path, enabledProviders: readonly st
       if (earlier !== undefined) report([...path, index, 'name'], `duplicate model name '${llm.name}' (also ${path.join('.')}.${earlier})`);
       else names.set(llm.name, index);
     }
-    const resolved = resolveModel(llm.model, llm.provider, enabledProviders);
+    const resolved = resolve(llm.model, llm.provider);
     if (!resolved) {
       report([...path, index, 'provider'], missingProviderMessage(llm.model));
       return;
@@ -473,8 +486,8 @@ function checkTemplates(value: unknown, path: Path, names: ReadonlySet<string>, 
   }
 }
 
-function checkFlow(flow: FlowConfig, enabledProviders: readonly string[], report: Report): void {
-  if (flow.llms) deriveLlms(flow.llms, ['llms'], enabledProviders, report);
+function checkFlow(flow: FlowConfig, resolve: ResolveModel, report: Report): void {
+  if (flow.llms) deriveLlms(flow.llms, ['llms'], resolve, report);
   const ids = new Map<string, number>();
   flow.steps.forEach((step, index) => {
     const earlier = ids.get(step.id);
@@ -492,7 +505,7 @@ function checkFlow(flow: FlowConfig, enabledProviders: readonly string[], report
     checkTemplates(step.with, [...path, 'with'], inputs, stepIds, report);
     const uses = step.uses;
     if (isPromptUse(uses)) {
-      if (uses.llms) deriveLlms(uses.llms, [...path, 'uses', 'llms'], enabledProviders, report);
+      if (uses.llms) deriveLlms(uses.llms, [...path, 'uses', 'llms'], resolve, report);
       else if (!flow.llms) report([...path, 'uses'], 'no llms for this prompt step: add llms to the step or to the flow before running it', 'warning');
       const promptNames = new Set([...inputs, ...Object.keys(step.with ?? {})]);
       checkTemplates(uses.prompt, [...path, 'uses', 'prompt'], promptNames, stepIds, report);
@@ -530,13 +543,13 @@ function findCycle(steps: readonly FlowStep[]): string[] | undefined {
   return undefined;
 }
 
-function checkAgent(agent: AgentConfig, enabledProviders: readonly string[], report: Report): void {
+function checkAgent(agent: AgentConfig, resolve: ResolveModel, report: Report): void {
   if (agent.model !== undefined && agent.llms) report(['model'], 'give model or llms, not both');
   else if (agent.model !== undefined) {
-    const resolved = resolveModel(agent.model, agent.provider, enabledProviders);
+    const resolved = resolve(agent.model, agent.provider);
     if (resolved) Object.assign(agent, resolved);
     else report(['provider'], missingProviderMessage(agent.model));
-  } else if (agent.llms) deriveLlms(agent.llms, ['llms'], enabledProviders, report);
+  } else if (agent.llms) deriveLlms(agent.llms, ['llms'], resolve, report);
   else report([], 'no model: set model (e.g. `model: gpt-4o`) or llms before running this agent', 'warning');
   if (agent.prompt) checkTemplates(agent.prompt, ['prompt'], inputNames(agent), undefined, report);
   const names = new Map<string, number>();

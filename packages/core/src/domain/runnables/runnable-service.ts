@@ -7,7 +7,7 @@ import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
-import { formatRunnableConfig, parseRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
+import { formatRunnableConfig, type ParsedRunnableConfig, parseRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
 import { EnabledProviders } from './enabled-providers';
 import { toRunnable, toRunnableVersion, type Runnable, type RunnableDoc, type RunnableVersion } from './runnable-record';
 import { RunnableRepository, RunnableVersionRepository } from './runnable-repositories';
@@ -180,7 +180,7 @@ export class RunnableService {
   ): Promise<StoredConfig | undefined> {
     if (content === undefined && parsedInput === undefined) return undefined;
     const text = content ?? writeYaml(parsedInput!);
-    const result = parseRunnableConfig(text, { enabledProviders: await this.enabledProviders.list(accountId) });
+    const result = await this.parseConfig(accountId, text);
     const errors = result.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
     if (!result.parsed || errors.length > 0) {
       const details: ErrorDetail[] = errors.map(({ severity: _severity, ...detail }) => detail);
@@ -194,6 +194,16 @@ export class RunnableService {
       config_content_type: result.type,
       config_content_sha256: this.hasher.sha256Hex(text),
     };
+  }
+
+  /**
+   * `parseRunnableConfig`. The account's enabled providers are read only when a model's vendor
+   * cannot be told from the configuration itself.
+   */
+  private async parseConfig(accountId: string, text: string): Promise<ParsedRunnableConfig> {
+    const alone = parseRunnableConfig(text);
+    if (!alone.usesEnabledProviders) return alone;
+    return parseRunnableConfig(text, { enabledProviders: await this.enabledProviders.list(accountId) });
   }
 }
 
