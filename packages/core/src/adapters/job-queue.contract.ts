@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
+import { type Doc, DuplicateIdError, WriteConflictError } from '../ports/database';
 import type { JobContext, JobQueue } from '../ports/job-queue';
+
+/**
+ * A collection of the test bed's store, with a queryable text field `state`, that handlers write
+ * through `context.complete` and `enqueue(…, { with })`, so the suite can see those writes land.
+ */
+export const CONTRACT_NOTES = 'job_contract_notes';
 
 /** What a `JobQueue` adapter's contract run needs. */
 export interface JobQueueTestBed {
@@ -10,6 +17,8 @@ export interface JobQueueTestBed {
   createQueue(options?: { leaseMs?: number; pollIntervalMs?: number }): Promise<JobQueue>;
   /** Cuts `queue` off from the store as if its process died: it renews no lease and records nothing. */
   crash(queue: JobQueue): void;
+  /** A document of `CONTRACT_NOTES` as stored now. */
+  readNote(id: string): Promise<Doc | undefined>;
   /** Stops every queue and removes the store. */
   cleanup(): Promise<void>;
 }
@@ -353,6 +362,63 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       await queue.start();
       await eventually(() => assert.deepEqual(attempts.map((entry) => entry.attempt), [1, 2]), 3000);
       await eventually(async () => assert.equal(await queue.depth(), 0));
+    });
+
+    it('complete(ops) writes the ops and ends the job in one write; the job is not run again', async () => {
+      const queue = await bed.createQueue();
+      const ran: number[] = [];
+      queue.register('note', async (payload: { id: string }, context) => {
+        ran.push(context.attempt);
+        await context.complete([{ op: 'insert', collection: CONTRACT_NOTES, doc: { id: payload.id, state: 'done' } }]);
+        await assert.rejects(context.complete([]), /already finished/);
+      });
+      await queue.enqueue('note', { id: 'n1' });
+      await eventually(async () => assert.deepEqual(await bed.readNote('n1'), { id: 'n1', state: 'done' }));
+      assert.equal(await queue.depth(), 0);
+      await settle(150);
+      assert.deepEqual(ran, [1]);
+    });
+
+    it('complete(ops) whose ops conflict writes nothing and leaves the attempt to end as the handler does', async () => {
+      const queue = await bed.createQueue();
+      const outcomes: unknown[] = [];
+      queue.register(
+        'conflicting',
+        async (_payload, context) => {
+          const attempt = context.complete([{ op: 'replace', collection: CONTRACT_NOTES, doc: { id: 'missing', state: 'x' }, expect: { state: 'y' } }]);
+          outcomes.push(await attempt.then(() => 'written', (error: unknown) => error));
+          if (context.attempt === 1) throw new Error('try again');
+          await context.complete([{ op: 'insert', collection: CONTRACT_NOTES, doc: { id: 'second', state: 'done' } }]);
+        },
+        { concurrency: 1 },
+      );
+      await queue.enqueue('conflicting', null, { retry: { maxAttempts: 2, initialBackoffMs: 10 } });
+      await eventually(async () => assert.ok(await bed.readNote('second')));
+      assert.equal(outcomes.length, 2);
+      for (const outcome of outcomes) assert.ok(outcome instanceof WriteConflictError && outcome.collection === CONTRACT_NOTES, String(outcome));
+      assert.equal(await bed.readNote('missing'), undefined);
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+    });
+
+    it('enqueue with ops stores them with the job, both or neither; a held key writes them alone', async () => {
+      const queue = await bed.createQueue();
+      let release = (): void => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const seen: string[] = [];
+      queue.register('with', async (payload: string) => {
+        seen.push(payload);
+        await gate;
+      });
+      const note = (id: string) => ({ op: 'insert' as const, collection: CONTRACT_NOTES, doc: { id, state: 'queued' } });
+      const first = await queue.enqueue('with', 'a', { key: 'k', with: [note('a')] });
+      assert.deepEqual(await bed.readNote('a'), { id: 'a', state: 'queued' });
+      assert.equal(await queue.enqueue('with', 'b', { key: 'k', with: [note('b')] }), first);
+      assert.ok(await bed.readNote('b'));
+      await assert.rejects(queue.enqueue('with', 'c', { with: [note('a')] }), DuplicateIdError);
+      release();
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+      await settle(150);
+      assert.deepEqual(seen, ['a']);
     });
 
     it('counts waiting and running jobs in depth', async () => {

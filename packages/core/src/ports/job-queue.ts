@@ -1,3 +1,5 @@
+import type { WriteOp } from './database';
+
 /**
  * Durable background work (runs, callback deliveries, process tasks, command executions).
  *
@@ -21,6 +23,11 @@ export interface EnqueueOptions {
   key?: string;
   runAt?: Date;
   retry?: JobRetryPolicy;
+  /**
+   * Writes stored in the same atomic write as the job (both or neither), e.g. the record the job
+   * works on. When `key` is held by a queued or running job, they are written on their own.
+   */
+  with?: readonly WriteOp[];
 }
 
 export interface JobContext {
@@ -29,6 +36,14 @@ export interface JobContext {
   attempt: number;
   /** Aborted when the queue stops or the job is cancelled. */
   signal: AbortSignal;
+  /**
+   * Ends the attempt as succeeded in one atomic write with `ops` (the handler's outcome), so a
+   * crash cannot keep the outcome and lose the job's end, or the reverse. Resolves once durable;
+   * then the handler should return (what it does next is not retried). Rejects with the write's
+   * error (a `WriteConflictError` from an `expect` of `ops`, or on the job when its lease was lost
+   * or it was cancelled) and writes nothing: the attempt goes on and ends as the handler does.
+   */
+  complete(ops: readonly WriteOp[]): Promise<void>;
 }
 
 export type JobHandler<P = unknown> = (payload: P, context: JobContext) => Promise<void>;

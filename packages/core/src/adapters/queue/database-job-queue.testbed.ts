@@ -1,7 +1,7 @@
 import type { Database, Doc, Migration, Query, Where, WriteOp } from '../../ports/database';
 import type { JobQueue } from '../../ports/job-queue';
 import type { Logger } from '../../ports/logger';
-import type { JobQueueTestBed } from '../job-queue.contract';
+import { CONTRACT_NOTES, type JobQueueTestBed } from '../job-queue.contract';
 import { SystemClock } from '../node/system-clock';
 import { UuidV7Generator } from '../node/uuid-v7-generator';
 import { DatabaseJobQueue, jobMigrations } from './database-job-queue';
@@ -19,6 +19,11 @@ export interface SharedStore {
 
 const quietLogger: Logger = { info() {}, warn() {}, error() {} };
 
+const contractMigrations: Migration[] = [
+  ...jobMigrations,
+  { id: 'job-contract/001-notes', steps: [{ createCollection: CONTRACT_NOTES, fields: { state: 'text' } }] },
+];
+
 /** Builds the contract's test bed for `DatabaseJobQueue` over any store. */
 export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQueueTestBed> {
   const queues = new Map<JobQueue, SeverableDatabase>();
@@ -26,7 +31,7 @@ export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQu
     async createQueue(options = {}) {
       // Each instance migrates at start, as createRunloom does; the first one creates the jobs.
       const database = new SeverableDatabase(await store.connect());
-      await database.migrate(jobMigrations);
+      await database.migrate(contractMigrations);
       const queue = new DatabaseJobQueue({
         database,
         clock: new SystemClock(),
@@ -38,6 +43,11 @@ export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQu
       queues.set(queue, database);
       await queue.start();
       return queue;
+    },
+    async readNote(id) {
+      const [database] = queues.values();
+      if (!database) throw new Error('no queue of this test bed has opened the store');
+      return database.get(CONTRACT_NOTES, id);
     },
     crash(queue) {
       const database = queues.get(queue);

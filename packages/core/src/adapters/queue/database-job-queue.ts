@@ -85,6 +85,8 @@ interface Attempt {
   /** Cancelled, or the lease was lost: the job is no longer this worker's to finish. */
   abandoned: boolean;
   finishing: boolean;
+  /** The handler ended the attempt through `context.complete`: the job is gone. */
+  completed: boolean;
 }
 
 const DEFAULT_RETRY: JobRetryPolicy = { maxAttempts: 1, initialBackoffMs: 1000 };
@@ -98,7 +100,8 @@ const MAX_ERROR_LENGTH = 1000;
 /**
  * The `JobQueue` on the `Database` port, so it runs on every store and instances sharing a
  * PostgreSQL database share the work. A job costs three writes: enqueue, claim, finish; an enqueue
- * that finds a free slot in this instance inserts the job already claimed, saving one.
+ * that finds a free slot in this instance inserts the job already claimed, saving one, and the
+ * enqueue and finish carry the caller's own writes (`with`, `context.complete`) at no extra write.
  *
  * Workers here are woken at once by enqueues and retries in this instance (timers for delayed
  * ones); the store is polled every `pollIntervalMs` for the rest.
@@ -176,7 +179,7 @@ export class DatabaseJobQueue implements JobQueue {
     if (runHere) state.busy += 1;
     let inserted: boolean;
     try {
-      inserted = await this.insert(stored);
+      inserted = await this.insert(stored, options.with ?? []);
     } catch (error) {
       if (runHere) this.release(state);
       throw error;
@@ -250,23 +253,26 @@ export class DatabaseJobQueue implements JobQueue {
    * Inserts a job. False when its key is held by a queued or running job (same id: the key names
    * it), which then stands for this enqueue.
    */
-  private async insert(job: JobDoc): Promise<boolean> {
+  private async insert(job: JobDoc, ops: readonly WriteOp[]): Promise<boolean> {
     for (;;) {
       try {
-        await this.database.write([{ op: 'insert', collection: JOBS_COLLECTION, doc: job }]);
+        await this.database.write([...ops, { op: 'insert', collection: JOBS_COLLECTION, doc: job }]);
         return true;
       } catch (error) {
-        if (!(error instanceof DuplicateIdError) || job.key === null) throw error;
+        if (!(error instanceof DuplicateIdError) || job.key === null || !isJob(error, job.id)) throw error;
       }
       const existing = (await this.database.get(JOBS_COLLECTION, job.id)) as JobDoc | undefined;
       if (existing === undefined) continue;
-      if (existing.status !== 'failed') return false;
+      if (existing.status !== 'failed') {
+        if (ops.length > 0) await this.database.write(ops);
+        return false;
+      }
       // A failed job no longer holds its key: the new job takes its place.
       try {
-        await this.database.write([{ op: 'replace', collection: JOBS_COLLECTION, doc: job, expect: versionOf(existing) }]);
+        await this.database.write([...ops, { op: 'replace', collection: JOBS_COLLECTION, doc: job, expect: versionOf(existing) }]);
         return true;
       } catch (error) {
-        if (!(error instanceof WriteConflictError)) throw error;
+        if (!(error instanceof WriteConflictError) || !isJob(error, job.id)) throw error;
       }
     }
   }
@@ -367,7 +373,15 @@ export class DatabaseJobQueue implements JobQueue {
   }
 
   private execute(job: JobDoc, state: KindState): void {
-    const attempt: Attempt = { job, controller: new AbortController(), done: Promise.resolve(), stopping: false, abandoned: false, finishing: false };
+    const attempt: Attempt = {
+      job,
+      controller: new AbortController(),
+      done: Promise.resolve(),
+      stopping: false,
+      abandoned: false,
+      finishing: false,
+      completed: false,
+    };
     this.attempts.set(job.id, attempt);
     attempt.done = this.runAttempt(attempt, state).finally(() => {
       this.attempts.delete(job.id);
@@ -379,11 +393,16 @@ export class DatabaseJobQueue implements JobQueue {
     const { job } = attempt;
     let failure: { error: unknown } | undefined;
     try {
-      await state.handler(job.payload, { jobId: job.id, attempt: job.attempt, signal: attempt.controller.signal });
+      const complete = (ops: readonly WriteOp[]): Promise<void> => this.completeAttempt(attempt, ops);
+      await state.handler(job.payload, { jobId: job.id, attempt: job.attempt, signal: attempt.controller.signal, complete });
     } catch (error) {
       failure = { error };
     }
     attempt.finishing = true;
+    if (attempt.completed) {
+      if (failure) this.logger.error({ jobId: job.id, kind: job.kind, error: errorMessage(failure.error) }, 'job handler failed after completing its job');
+      return;
+    }
     if (attempt.abandoned) return;
     try {
       await this.finish(attempt, failure);
@@ -394,6 +413,22 @@ export class DatabaseJobQueue implements JobQueue {
         this.logger.error({ jobId: job.id, kind: job.kind, attempt: job.attempt, error: errorMessage(error) }, 'recording the job result failed');
       }
     }
+  }
+
+  /** `JobContext.complete`: the job's deletion and the handler's ops in one write. */
+  private async completeAttempt(attempt: Attempt, ops: readonly WriteOp[]): Promise<void> {
+    const { job } = attempt;
+    if (attempt.completed || attempt.finishing) throw new Error(`job ${job.id} has already finished`);
+    if (attempt.abandoned) throw new WriteConflictError(JOBS_COLLECTION, job.id);
+    // No lease renewal while the job may be deleted under it (a renewal would then see a conflict).
+    attempt.finishing = true;
+    try {
+      await this.database.write([...ops, { op: 'delete', collection: JOBS_COLLECTION, id: job.id, expect: { status: 'running', attempt: job.attempt } }]);
+    } catch (error) {
+      attempt.finishing = false;
+      throw error;
+    }
+    attempt.completed = true;
   }
 
   private async finish(attempt: Attempt, failure: { error: unknown } | undefined): Promise<void> {
@@ -515,6 +550,11 @@ export class DatabaseJobQueue implements JobQueue {
   private now(): number {
     return this.clock.now().getTime();
   }
+}
+
+/** The error is about the job `id` (not about a caller's own op in the same write). */
+function isJob(error: DuplicateIdError | WriteConflictError, id: string): boolean {
+  return error.collection === JOBS_COLLECTION && error.id === id;
 }
 
 /** The claim precondition: the job is still exactly as read. */

@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { Clock } from '../../ports/clock';
-import { Database, WriteConflictError } from '../../ports/database';
+import { Database, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
 import { Logger } from '../../ports/logger';
@@ -54,8 +54,8 @@ type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord,
  * transition is a conditional write, so a cancel racing a completion ends in exactly one final
  * state; whoever wins publishes the run on `run:<id>` and schedules its callback.
  *
- * Crash safety: a run's job exists until the run's outcome and its callback schedule are written,
- * and queued or running runs without a job get one at start (and every minute). After `kill -9`,
+ * Crash safety: a run's job exists until the run's outcome and its callback schedule are written
+ * (a run without a callback writes its outcome and ends its job in one write), and queued or running runs without a job get one at start (and every minute). After `kill -9`,
  * the queue offers the dead process's jobs again at once; a run is resumed from the start (a model
  * call is redone) unless it has used its attempts, then it fails with `interrupted`. Either way it
  * ends, and its callback goes out.
@@ -99,9 +99,9 @@ export class RunEngine implements Lifecycle {
     clearInterval(this.repairTimer);
   }
 
-  /** Queues the run's job; a job the run already has stands. */
-  async enqueue(accountId: string, runId: string): Promise<void> {
-    await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY });
+  /** Queues the run's job, in one write with `ops` (e.g. the run's insert); a job the run already has stands. */
+  async enqueue(accountId: string, runId: string, ops: readonly WriteOp[] = []): Promise<void> {
+    await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY, with: ops });
   }
 
   /** Aborts the run's execution in this process, if it executes here. */
@@ -110,15 +110,21 @@ export class RunEngine implements Lifecycle {
   }
 
   /**
-   * Writes the run's final status if it is still `expected`, then publishes it. Undefined when
-   * another writer changed the run first (it then owns the outcome).
+   * Writes the run's final status if it is still `expected` (through `commit`, which may add the
+   * end of the run's job to the write), then publishes it. Undefined when another writer changed
+   * the run first (it then owns the outcome).
    */
-  async complete(run: RunRecord, fields: FinalFields, expected: RunStatus): Promise<RunRecord | undefined> {
+  async complete(
+    run: RunRecord,
+    fields: FinalFields,
+    expected: RunStatus,
+    commit: (ops: readonly WriteOp[]) => Promise<void> = (ops) => this.database.write(ops),
+  ): Promise<RunRecord | undefined> {
     const final: RunRecord = { ...run, ...fields, completed_at: this.clock.now().toISOString() };
     try {
-      await this.runs.replace(final, { status: expected });
+      await commit([this.runs.replaceOp(final, { status: expected })]);
     } catch (error) {
-      if (error instanceof WriteConflictError) return undefined;
+      if (error instanceof WriteConflictError && error.collection === RUNS_COLLECTION) return undefined;
       throw error;
     }
     this.metrics.increment('runloom_runs_finished_total', 'Runs that reached a final status', { status: final.status });
@@ -161,7 +167,7 @@ export class RunEngine implements Lifecycle {
         code: 'interrupted',
         message: `the run was interrupted ${context.attempt - 1} times (the server stopped while it ran) and is not resumed again`,
       };
-      await this.finishWith(run, { status: 'failed', error: interrupted }, run.status);
+      await this.finishWith(run, { status: 'failed', error: interrupted }, run.status, context);
       return;
     }
     const controller = new AbortController();
@@ -232,7 +238,7 @@ export class RunEngine implements Lifecycle {
       }
       fields.usage = usage;
       fields.trace = telemetry?.finish(fields.status, fields.error) ?? null;
-      await this.finishWith(run, fields, 'running');
+      await this.finishWith(run, fields, 'running', context);
     } finally {
       clearTimeout(timer);
     }
@@ -254,9 +260,13 @@ export class RunEngine implements Lifecycle {
     }
   }
 
-  /** Completes the run and schedules its callback; when another writer won, makes sure of theirs. */
-  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus): Promise<void> {
-    const final = await this.complete(run, fields, expected);
+  /**
+   * Completes the run and schedules its callback; when another writer won, makes sure of theirs.
+   * A run without a callback to schedule ends its job in the same write as its outcome.
+   */
+  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus, context: JobContext): Promise<void> {
+    const callbackDue = run.callback?.status === 'pending';
+    const final = await this.complete(run, fields, expected, callbackDue ? undefined : (ops) => context.complete(ops));
     if (final) await this.callbacks.schedule(final);
     else await this.settleLost(run);
   }

@@ -4,7 +4,6 @@ import { validationError } from '../../http/router';
 import { Clock } from '../../ports/clock';
 import { EventBus } from '../../ports/event-bus';
 import { IdGenerator } from '../../ports/id-generator';
-import { Logger } from '../../ports/logger';
 import { SecretBox } from '../../ports/secret-box';
 import { ResourceService } from '../resources/resource-service';
 import type { InputConfig } from '../runnables/config-schema';
@@ -39,7 +38,6 @@ export class RunService {
     @inject(EventBus) private readonly events: EventBus,
     @inject(Clock) private readonly clock: Clock,
     @inject(IdGenerator) private readonly ids: IdGenerator,
-    @inject(Logger) private readonly logger: Logger,
   ) {}
 
   /**
@@ -140,22 +138,9 @@ export class RunService {
     return run;
   }
 
-  /**
-   * Stores the run and queues its job. Both writes are issued together (one group commit on the
-   * embedded store); a crash between them leaves a queued run without a job, which the engine's
-   * repair queues at start. A job that cannot be queued now is left to that repair too: the run is
-   * accepted either way.
-   */
+  /** Stores the run and its job in one write: a run is accepted with its job, or not at all. */
   private async accept(run: RunRecord): Promise<void> {
-    const inserted = this.runs.insert(run);
-    const queued = this.engine.enqueue(run.account_id, run.id);
-    try {
-      await inserted;
-    } finally {
-      await queued.catch((error: unknown) => {
-        this.logger.error({ runId: run.id, error: error instanceof Error ? error.message : String(error) }, 'queueing a run failed; the repair queues it');
-      });
-    }
+    await this.engine.enqueue(run.account_id, run.id, [this.runs.insertOp(run)]);
   }
 
   /** The run's final view once published; undefined when `signal` aborts first. */
