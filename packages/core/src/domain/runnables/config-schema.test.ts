@@ -5,6 +5,7 @@ import {
   type FlowConfig,
   parseRunnableConfig,
   type PromptConfig,
+  readRunnableConfig,
   stepDependencies,
 } from './config-schema';
 
@@ -193,6 +194,17 @@ describe('parseRunnableConfig', () => {
       assert.equal(uses('llms: [{model: gpt-4o}, {model: my-model}]\n'), true);
       assert.equal(uses('llms: [{model: my-model}]\n', ['groq']), true);
       assert.equal(parseRunnableConfig('type: agent\nmodel: my-model\n', { enabledProviders: ['groq'] }).usesEnabledProviders, true);
+    });
+
+    it('checks a text read once with each set of options exactly as parseRunnableConfig does', () => {
+      for (const text of ['type: agent\nmodel: my-model\nprompt: {system: hi}\n', 'prompt: {system: hi}\nllms: [{model: my-model}]\n', 'prompt: [unclosed\n']) {
+        const read = readRunnableConfig(text);
+        const alone = read.check();
+        const withGroq = read.check({ enabledProviders: ['groq'] });
+        assert.deepEqual(alone, parseRunnableConfig(text));
+        assert.deepEqual(withGroq, parseRunnableConfig(text, { enabledProviders: ['groq'] }));
+        assert.deepEqual(read.check(), alone, 'a later check starts afresh, untouched by the earlier derivations');
+      }
     });
 
     it('refuses a provider outside the seven', () => {

@@ -275,14 +275,25 @@ type ResolveModel = (model: string, provider: ProviderName | undefined) => Resol
  * bare `model`, `inputs[].type`, `mime_types` and `required`. Pure: never throws.
  */
 export function parseRunnableConfig(text: string, options: ParseRunnableConfigOptions = {}): ParsedRunnableConfig {
-  const lineCounter = new LineCounter();
-  const diagnostics: ConfigDiagnostic[] = [];
-  let document: Document | undefined;
-  const report: Report = (path, message, severity = 'error') => {
-    diagnostics.push({ path: path.join('.'), message, severity, ...(document ? locate(document, lineCounter, path) : {}) });
-  };
+  return readRunnableConfig(text).check(options);
+}
 
-  let value: unknown;
+/** A configuration text read once, to check with more than one set of options. */
+export interface ReadRunnableConfig {
+  /** `parseRunnableConfig(text, options)`, without reading the text again. */
+  check(options?: ParseRunnableConfigOptions): ParsedRunnableConfig;
+}
+
+/**
+ * Reads the text (the YAML parser: most of `parseRunnableConfig`'s time) once; `check` validates
+ * and derives. A caller that learns from the first check that the result depends on the enabled
+ * providers checks again with them, at a small part of the cost.
+ */
+export function readRunnableConfig(text: string): ReadRunnableConfig {
+  const lineCounter = new LineCounter();
+  const readDiagnostics: ConfigDiagnostic[] = [];
+  let document: Document | undefined;
+  let firstValue: unknown;
   try {
     document = parseDocument(text, { lineCounter, prettyErrors: false });
     const deepNesting = document.errors.find((error) => error.message.includes('call stack'));
@@ -290,18 +301,38 @@ export function parseRunnableConfig(text: string, options: ParseRunnableConfigOp
     for (const error of deepNesting ? [deepNesting] : document.errors) {
       const { line, col } = lineCounter.linePos(error.pos[0]);
       const message = error === deepNesting ? 'the configuration is nested too deeply' : error.message;
-      diagnostics.push({ path: '', message, severity: 'error', line, column: col });
+      readDiagnostics.push({ path: '', message, severity: 'error', line, column: col });
     }
     for (const warning of document.warnings) {
       const { line, col } = lineCounter.linePos(warning.pos[0]);
-      diagnostics.push({ path: '', message: warning.message, severity: 'warning', line, column: col });
+      readDiagnostics.push({ path: '', message: warning.message, severity: 'warning', line, column: col });
     }
-    if (document.errors.length === 0) value = document.toJS();
+    if (document.errors.length === 0) firstValue = document.toJS();
   } catch (error) {
     // Pathological input (alias bombs past the limit, nesting past the stack) is bad input too.
-    report([], `the configuration cannot be read: ${(error as Error).message}`);
+    readDiagnostics.push({
+      path: '',
+      message: `the configuration cannot be read: ${(error as Error).message}`,
+      severity: 'error',
+      ...(document ? locate(document, lineCounter, []) : {}),
+    });
   }
-  if (hasErrors(diagnostics)) return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };
+  let checks = 0;
+  return {
+    check: (options = {}) => {
+      const diagnostics = [...readDiagnostics];
+      if (hasErrors(diagnostics)) return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };
+      const report: Report = (path, message, severity = 'error') => {
+        diagnostics.push({ path: path.join('.'), message, severity, ...locate(document!, lineCounter, path) });
+      };
+      // Checking derives in place: each check after the first starts from a fresh value.
+      const value = checks++ === 0 ? firstValue : document!.toJS();
+      return checkRunnableConfig(value, options, diagnostics, report);
+    },
+  };
+}
+
+function checkRunnableConfig(value: unknown, options: ParseRunnableConfigOptions, diagnostics: ConfigDiagnostic[], report: Report): ParsedRunnableConfig {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     report([], value === null || value === undefined ? 'the configuration is empty: write a mapping such as `prompt: …`' : 'the configuration must be a mapping of fields (name, type, prompt, …)');
     return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };

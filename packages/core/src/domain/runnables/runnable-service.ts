@@ -7,7 +7,7 @@ import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
-import { formatRunnableConfig, type ParsedRunnableConfig, parseRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
+import { formatRunnableConfig, type ParsedRunnableConfig, readRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
 import { EnabledProviders } from './enabled-providers';
 import { toRunnable, toRunnableVersion, type Runnable, type RunnableDoc, type RunnableVersion } from './runnable-record';
 import { RunnableRepository, RunnableVersionRepository } from './runnable-repositories';
@@ -197,13 +197,14 @@ export class RunnableService {
   }
 
   /**
-   * `parseRunnableConfig`. The account's enabled providers are read only when a model's vendor
-   * cannot be told from the configuration itself.
+   * `parseRunnableConfig`, reading the text once. The account's enabled providers are read only
+   * when a model's vendor cannot be told from the configuration itself.
    */
   private async parseConfig(accountId: string, text: string): Promise<ParsedRunnableConfig> {
-    const alone = parseRunnableConfig(text);
+    const read = readRunnableConfig(text);
+    const alone = read.check();
     if (!alone.usesEnabledProviders) return alone;
-    return parseRunnableConfig(text, { enabledProviders: await this.enabledProviders.list(accountId) });
+    return read.check({ enabledProviders: await this.enabledProviders.list(accountId) });
   }
 }
 
