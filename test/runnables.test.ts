@@ -450,6 +450,26 @@ describe('runnables over HTTP', () => {
       const runnable = (await created.json()) as Record<string, any>;
       assert.deepEqual(runnable.config_content_parsed.llms, [{ model: 'my-own-model', provider: 'groq' }]);
     });
+
+    it("lets each account's enabled providers decide for the same text, as they are when it is sent", async () => {
+      const config = { name: 'same text', config_content: 'prompt: {system: hi}\nllms: [{model: shared-model}]\n' };
+      const enable = async (provider: string, account: string): Promise<void> => {
+        const response = await t.request(`/v1/llm-provider/${provider}`, json('PUT', { enabled: true, credentials: { api_key: 'key-test' } }, account));
+        assert.ok(response.status === 200 || response.status === 201, await response.clone().text());
+      };
+      const providerFor = async (account: string): Promise<string> => {
+        const response = await t.request('/v1/runnables', json('POST', config, account));
+        if (response.status !== 201) return `${response.status} ${((await response.json()) as { error: string }).error}`;
+        return ((await response.json()) as Record<string, any>).config_content_parsed.llms[0].provider;
+      };
+      await enable('groq', 'acct-shared-groq');
+      await enable('mistral', 'acct-shared-mistral');
+      assert.equal(await providerFor('acct-shared-groq'), 'groq');
+      assert.equal(await providerFor('acct-shared-mistral'), 'mistral');
+      assert.match(await providerFor('acct-shared-none'), /^400 invalid config_content: llms\.0\.provider: set provider/);
+      await enable('groq', 'acct-shared-none');
+      assert.equal(await providerFor('acct-shared-none'), 'groq');
+    });
   });
 
   it('survives a restart: records and versions are in the durable store', async () => {

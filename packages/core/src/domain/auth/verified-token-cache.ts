@@ -1,4 +1,5 @@
 import type { Principal } from '../../http/route';
+import { LruCache } from '../lru-cache';
 
 interface Entry {
   principal: Principal;
@@ -10,27 +11,22 @@ interface Entry {
  * (least recently used entries go first) and never answers for a token at or past its `exp`.
  */
 export class VerifiedTokenCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LruCache<string, Entry>;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(maxEntries: number) {
+    this.entries = new LruCache(maxEntries);
+  }
 
   get(token: string, nowMs: number): Principal | undefined {
     const entry = this.entries.get(token);
     if (!entry) return undefined;
+    if (nowMs < entry.expiresAtMs) return entry.principal;
     this.entries.delete(token);
-    if (nowMs >= entry.expiresAtMs) return undefined;
-    // Re-inserting moves the entry to the end of the Map's order: the most recently used.
-    this.entries.set(token, entry);
-    return entry.principal;
+    return undefined;
   }
 
   set(token: string, principal: Principal, expiresAtMs: number): void {
-    this.entries.delete(token);
     this.entries.set(token, { principal, expiresAtMs });
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
   }
 
   get size(): number {

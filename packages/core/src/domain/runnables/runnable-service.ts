@@ -7,8 +7,16 @@ import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
-import { formatRunnableConfig, type ParsedRunnableConfig, readRunnableConfig, type RunnableConfig, type RunnableType } from './config-schema';
+import {
+  formatRunnableConfig,
+  type ParsedRunnableConfig,
+  readRunnableConfig,
+  type ReadRunnableConfig,
+  type RunnableConfig,
+  type RunnableType,
+} from './config-schema';
 import { EnabledProviders } from './enabled-providers';
+import { ParsedConfigCache } from './parsed-config-cache';
 import { toRunnable, toRunnableVersion, type Runnable, type RunnableDoc, type RunnableVersion } from './runnable-record';
 import { RunnableRepository, RunnableVersionRepository } from './runnable-repositories';
 import {
@@ -36,6 +44,8 @@ interface StoredConfig {
  */
 @injectable()
 export class RunnableService {
+  private readonly parsedConfigs = new ParsedConfigCache();
+
   constructor(
     @inject(Database) private readonly database: Database,
     @inject(RunnableRepository) private readonly runnables: RunnableRepository,
@@ -180,7 +190,8 @@ export class RunnableService {
   ): Promise<StoredConfig | undefined> {
     if (content === undefined && parsedInput === undefined) return undefined;
     const text = content ?? writeYaml(parsedInput!);
-    const result = await this.parseConfig(accountId, text);
+    const sha256 = this.hasher.sha256Hex(text);
+    const result = await this.parseConfig(accountId, text, sha256);
     const errors = result.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
     if (!result.parsed || errors.length > 0) {
       const details: ErrorDetail[] = errors.map(({ severity: _severity, ...detail }) => detail);
@@ -192,19 +203,22 @@ export class RunnableService {
       config_content: text,
       config_content_parsed: result.parsed,
       config_content_type: result.type,
-      config_content_sha256: this.hasher.sha256Hex(text),
+      config_content_sha256: sha256,
     };
   }
 
   /**
-   * `parseRunnableConfig`, reading the text once. The account's enabled providers are read only
-   * when a model's vendor cannot be told from the configuration itself.
+   * `parseRunnableConfig`, remembered by the text's hash, reading the text at most once. The
+   * account's enabled providers are read only when a model's vendor cannot be told from the
+   * configuration itself.
    */
-  private async parseConfig(accountId: string, text: string): Promise<ParsedRunnableConfig> {
-    const read = readRunnableConfig(text);
-    const alone = read.check();
+  private async parseConfig(accountId: string, text: string, sha256: string): Promise<ParsedRunnableConfig> {
+    let read: ReadRunnableConfig | undefined;
+    const check = (enabledProviders?: string[]) => (read ??= readRunnableConfig(text)).check({ enabledProviders });
+    const alone = this.parsedConfigs.getOrParse(sha256, text, () => check());
     if (!alone.usesEnabledProviders) return alone;
-    return read.check({ enabledProviders: await this.enabledProviders.list(accountId) });
+    const enabledProviders = await this.enabledProviders.list(accountId);
+    return this.parsedConfigs.getOrParse(`${sha256} ${enabledProviders.join(',')}`, text, () => check(enabledProviders));
   }
 }
 

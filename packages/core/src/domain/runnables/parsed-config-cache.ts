@@ -1,0 +1,25 @@
+import { LruCache } from '../lru-cache';
+import type { ParsedRunnableConfig } from './config-schema';
+
+/** Configurations remembered; with texts of at most MAX_TEXT_LENGTH this holds a few MB at worst. */
+const MAX_ENTRIES = 256;
+/** Longer texts are parsed every time: they are rare, and would crowd out the rest. */
+const MAX_TEXT_LENGTH = 16 * 1024;
+
+/**
+ * Recent results of `parseRunnableConfig` by a key naming the text (its SHA-256) and any input the
+ * result depends on. Parsing YAML is most of a create's CPU, and clients create and update with
+ * the same texts again and again. Each caller gets its own copy, free to change.
+ */
+export class ParsedConfigCache {
+  private readonly results = new LruCache<string, ParsedRunnableConfig>(MAX_ENTRIES);
+
+  /** The result remembered under `key`, else `parse()`'s, remembered when `text` is short enough. */
+  getOrParse(key: string, text: string, parse: () => ParsedRunnableConfig): ParsedRunnableConfig {
+    const cached = this.results.get(key);
+    if (cached) return structuredClone(cached);
+    const result = parse();
+    if (text.length <= MAX_TEXT_LENGTH) this.results.set(key, structuredClone(result));
+    return result;
+  }
+}
