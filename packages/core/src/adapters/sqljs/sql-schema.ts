@@ -11,6 +11,8 @@ export const CREATE_MIGRATIONS_TABLE =
 export const SELECT_MIGRATION_IDS = 'SELECT "id" FROM "_migrations"';
 export const INSERT_MIGRATION = 'INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)';
 
+const DOC_PARAMETER = 'CAST(? AS TEXT)';
+
 /** Collection and field names become identifiers; anything else is refused rather than escaped. */
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
 
@@ -38,8 +40,10 @@ export class CollectionSchema {
   ) {
     this.table = quote(name);
     const columns = ['id', '_doc', ...fields.keys()].map(quote);
-    this.insertSql = `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT ("id") DO NOTHING`;
-    const assignments = ['_doc', ...fields.keys()].map((column) => `${quote(column)} = ?`);
+    // The document is bound as UTF-8 bytes and cast back to TEXT (see SqlEngine): the cheap way in.
+    const values = columns.map((column) => (column === '"_doc"' ? DOC_PARAMETER : '?'));
+    this.insertSql = `INSERT INTO ${this.table} (${columns.join(', ')}) VALUES (${values.join(', ')}) ON CONFLICT ("id") DO NOTHING`;
+    const assignments = ['_doc', ...fields.keys()].map((column) => `${quote(column)} = ${column === '_doc' ? DOC_PARAMETER : '?'}`);
     this.updateSql = `UPDATE ${this.table} SET ${assignments.join(', ')} WHERE "id" = ?`;
     this.deleteSql = `DELETE FROM ${this.table} WHERE "id" = ?`;
     this.getSql = `SELECT "_doc" FROM ${this.table} WHERE "id" = ?`;
