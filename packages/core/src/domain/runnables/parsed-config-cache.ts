@@ -9,17 +9,18 @@ const MAX_TEXT_LENGTH = 16 * 1024;
 /**
  * Recent results of `parseRunnableConfig` by a key naming the text (its SHA-256) and any input the
  * result depends on. Parsing YAML is most of a create's CPU, and clients create and update with
- * the same texts again and again. Each caller gets its own copy, free to change.
+ * the same texts again and again. Results are kept as JSON, the form every record is stored in,
+ * so each caller gets its own copy, free to change, from a JSON.parse.
  */
 export class ParsedConfigCache {
-  private readonly results = new LruCache<string, ParsedRunnableConfig>(MAX_ENTRIES);
+  private readonly results = new LruCache<string, string>(MAX_ENTRIES);
 
   /** The result remembered under `key`, else `parse()`'s, remembered when `text` is short enough. */
   getOrParse(key: string, text: string, parse: () => ParsedRunnableConfig): ParsedRunnableConfig {
     const cached = this.results.get(key);
-    if (cached) return structuredClone(cached);
+    if (cached !== undefined) return JSON.parse(cached) as ParsedRunnableConfig;
     const result = parse();
-    if (text.length <= MAX_TEXT_LENGTH) this.results.set(key, structuredClone(result));
+    if (text.length <= MAX_TEXT_LENGTH) this.results.set(key, JSON.stringify(result));
     return result;
   }
 }
