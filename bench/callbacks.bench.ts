@@ -10,6 +10,7 @@ import { CALLBACK_CONCURRENCY } from '../packages/core/src/domain/webhooks/callb
 import { CallbackDispatcher, createRunloom, JobQueue, type Runloom, RunRepository, type RunRecord } from '../packages/core/src/index';
 import { runRecord } from '../test/fixtures/run-records';
 import { type BenchResult, benchResult } from './bench-result';
+import { median } from './child-server';
 
 /**
  * (c) Run-completion callbacks delivered per second to a local sink, against a baseline of plain
@@ -73,11 +74,6 @@ export async function runCallbacksBench(): Promise<BenchResult[]> {
 }
 
 export { runCallbacksBench as run };
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 interface Sink {
   process: ChildProcess;

@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { type BenchResult, benchResult } from './bench-result';
+import { bootstrapFlag, type ChildServer, fetchToken, startChildServer } from './child-server';
 
 /**
  * HTTP throughput of `runloom serve` (the built CLI, in its own process, with request logging on)
@@ -25,7 +24,6 @@ const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CLIENT = { account: 'acct-bench', id: 'bench-client', secret: 'bench-secret-0123456789' };
 const LISTED_RUNNABLES = 5;
 /** USER_HZ: the unit of /proc/PID/stat times, 100 on every Linux we run on. */
-const CLOCK_TICKS_PER_SECOND = 100;
 const RUNNABLE_CONFIG = [
   'type: prompt',
   'prompt:',
@@ -67,19 +65,18 @@ process.on('SIGTERM', () => process.exit(0));
 export async function run(): Promise<BenchResult[]> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-'));
-  const runloom = await startServer(
-    [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', '--bootstrap-client', `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`],
-    {},
+  const runloom = await startChildServer(
+    [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)],
     dataDir,
   );
   try {
-    const authorization = `Bearer ${await token(runloom.url)}`;
+    const authorization = `Bearer ${await fetchToken(runloom.url, CLIENT)}`;
     for (let index = 0; index < LISTED_RUNNABLES; index += 1) await createRunnable(runloom.url, authorization, `listed ${index}`);
     const listed = await fetch(`${runloom.url}/v1/runnables`, { headers: { authorization } });
     if (listed.status !== 200) throw new Error(`GET /v1/runnables answered ${listed.status}: ${await listed.text()}`);
     const listBody = await listed.text();
 
-    const bare = await startServer(['-e', BARE_SERVER], { BARE_LIST_BODY: listBody }, dataDir);
+    const bare = await startChildServer(['-e', BARE_SERVER], dataDir, { BARE_LIST_BODY: listBody });
     try {
       const get = { path: '/v1/runnables', connections: 50, headers: { authorization } };
       const listRunloom = await measure(runloom, get);
@@ -147,59 +144,6 @@ async function measure(server: ChildServer, load: Load): Promise<number> {
       `server CPU ${Math.round(cpuMicrosPerRequest)} µs/request\n`,
   );
   return result['2xx'] / result.duration;
-}
-
-interface ChildServer {
-  url: string;
-  /** CPU time (user + system) the process has used so far. */
-  cpuMs(): number;
-  stop(): Promise<void>;
-}
-
-/** Spawns `node ARGS`, its stdout going to a file (the request log must not cost this process), until it prints its URL. */
-async function startServer(args: string[], env: Record<string, string>, logDir: string): Promise<ChildServer> {
-  const logFile = path.join(logDir, `server-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
-  const log = fs.openSync(logFile, 'w');
-  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
-  fs.closeSync(log);
-  const exited = once(child, 'exit');
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
-    if (url) {
-      return {
-        url,
-        cpuMs: () => processCpuMs(child.pid!),
-        stop: async () => {
-          child.kill('SIGTERM');
-          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          await exited;
-          clearTimeout(killer);
-        },
-      };
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** utime + stime of a process from /proc/PID/stat (Linux), in milliseconds. */
-function processCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-async function token(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }),
-  });
-  if (response.status !== 200) throw new Error(`POST /auth/token answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 async function createRunnable(baseUrl: string, authorization: string, name: string): Promise<void> {

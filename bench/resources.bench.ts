@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { type BenchResult, benchResult } from './bench-result';
+import { bootstrapFlag, type ChildServer, fetchToken, median, startChildServer } from './child-server';
 
 /**
  * Resource bytes through `runloom serve` (the built CLI in its own process) against a bare
@@ -62,11 +61,11 @@ export async function runResourcesBench(): Promise<BenchResult[]> {
   try {
     const runloom = await startRunloom(workDir);
     servers.push(runloom);
-    const bareNull = await startServer(['-e', BARE_SERVER], { BARE_SINK: '/dev/null', BARE_FILE: contentFile }, workDir);
+    const bareNull = await startChildServer(['-e', BARE_SERVER], workDir, { BARE_SINK: '/dev/null', BARE_FILE: contentFile });
     servers.push(bareNull);
-    const bareDisk = await startServer(['-e', BARE_SERVER], { BARE_SINK: path.join(workDir, 'bare-upload.bin'), BARE_FILE: contentFile }, workDir);
+    const bareDisk = await startChildServer(['-e', BARE_SERVER], workDir, { BARE_SINK: path.join(workDir, 'bare-upload.bin'), BARE_FILE: contentFile });
     servers.push(bareDisk);
-    const authorization = `Bearer ${await token(runloom.url)}`;
+    const authorization = `Bearer ${await fetchToken(runloom.url, CLIENT)}`;
 
     const raw = (url: string) => upload(`${url}/v1/resources?name=bench.bin`, authorization, 'application/octet-stream', SIZE, rawBody(content));
     const form = (url: string) =>
@@ -236,7 +235,7 @@ function multipartBody(content: Uint8Array): () => Iterable<Uint8Array> {
 async function peakRssDuringUpload(workDir: string): Promise<{ atStart: number; peak: number }> {
   const server = await startRunloom(workDir);
   try {
-    const authorization = `Bearer ${await token(server.url)}`;
+    const authorization = `Bearer ${await fetchToken(server.url, CLIENT)}`;
     fs.writeFileSync(`/proc/${server.pid}/clear_refs`, '5');
     const atStart = statusMb(server.pid, 'VmRSS');
     const block = patterned(MB);
@@ -261,67 +260,13 @@ function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(kb) / 1024;
 }
 
-interface ChildServer {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
 function startRunloom(workDir: string): Promise<ChildServer> {
   const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
-  return startServer(
-    [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', '--bootstrap-client', `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`],
-    {},
-    workDir,
-  );
-}
-
-/** Spawns `node ARGS` with stdout to a file (the request log must not cost this process) until it prints its URL. */
-async function startServer(args: string[], env: Record<string, string>, logDir: string): Promise<ChildServer> {
-  const logFile = path.join(logDir, `server-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
-  const log = fs.openSync(logFile, 'w');
-  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
-  fs.closeSync(log);
-  const exited = once(child, 'exit');
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
-    if (url) {
-      let stopped: Promise<void> | undefined;
-      return {
-        url,
-        pid: child.pid!,
-        stop: () =>
-          (stopped ??= (async () => {
-            child.kill('SIGTERM');
-            const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-            await exited;
-            clearTimeout(killer);
-          })()),
-      };
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function token(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }),
-  });
-  if (response.status !== 200) throw new Error(`POST /auth/token answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { access_token: string }).access_token;
+  return startChildServer([CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)], workDir);
 }
 
 function patterned(size: number): Uint8Array {
   const bytes = new Uint8Array(size);
   for (let index = 0; index < size; index += 1) bytes[index] = (index * 31 + (index >> 12)) & 0xff;
   return bytes;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }

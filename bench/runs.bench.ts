@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type BenchResult, benchResult } from './bench-result';
+import { bootstrapFlag, fetchToken, startChildServer } from './child-server';
 
 /**
  * The run engine end to end, through the built `runloom serve` in its own process, against a
@@ -65,9 +64,9 @@ process.on('SIGTERM', () => process.exit(0));
 export async function runRunsBench(): Promise<BenchResult[]> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-'));
-  const fake = await startProcess(['-e', FAKE_OPENAI], dataDir);
+  const fake = await startChildServer(['-e', FAKE_OPENAI], dataDir);
   try {
-    const runloom = await startProcess(
+    const runloom = await startChildServer(
       [
         ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
         CLI,
@@ -79,8 +78,7 @@ export async function runRunsBench(): Promise<BenchResult[]> {
         '--rate-limit',
         '0',
         '--allow-private-network',
-        '--bootstrap-client',
-        `${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`,
+        ...bootstrapFlag(CLIENT),
       ],
       dataDir,
     );
@@ -156,13 +154,7 @@ interface Api {
 }
 
 async function connect(baseUrl: string): Promise<Api> {
-  const tokenResponse = await fetch(`${baseUrl}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }),
-  });
-  if (tokenResponse.status !== 200) throw new Error(`POST /auth/token answered ${tokenResponse.status}: ${await tokenResponse.text()}`);
-  const authorization = `Bearer ${((await tokenResponse.json()) as { access_token: string }).access_token}`;
+  const authorization = `Bearer ${await fetchToken(baseUrl, CLIENT)}`;
   return {
     async call(method, target, body, expected) {
       const response = await fetch(`${baseUrl}${target}`, {
@@ -227,48 +219,4 @@ async function medianMs(task: () => Promise<void>, samples: number): Promise<num
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)]!;
-}
-
-interface ChildServer {
-  url: string;
-  /** CPU time the process has used so far, in ms (Linux; 0 elsewhere). */
-  cpuMs(): number;
-  stop(): Promise<void>;
-}
-
-/** Spawns `node ARGS` with its output in a file (logging must not cost this process) until it prints its URL. */
-async function startProcess(args: string[], logDir: string): Promise<ChildServer> {
-  const logFile = path.join(logDir, `process-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
-  const log = fs.openSync(logFile, 'w');
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', log, 'inherit'] });
-  fs.closeSync(log);
-  const exited = once(child, 'exit');
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
-    if (url) {
-      return {
-        url,
-        cpuMs: () => processCpuMs(child.pid),
-        stop: async () => {
-          child.kill('SIGTERM');
-          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          await exited;
-          clearTimeout(killer);
-        },
-      };
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** utime + stime of a process from /proc (clock ticks of 10 ms), for the per-run CPU cost shown beside the figures. */
-function processCpuMs(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
 }

@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** A server in a child process: `runloom serve`, or a bare baseline server. */
+export interface ChildServer {
+  url: string;
+  pid: number;
+  /** CPU time (user + system) the process has used so far, in ms (Linux; 0 elsewhere). */
+  cpuMs(): number;
+  /** SIGTERM, then SIGKILL after 10 s; safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+/** A service-account client the bench bootstraps into `runloom serve`. */
+export interface BenchClient {
+  account: string;
+  id: string;
+  secret: string;
+}
+
+/** The `--bootstrap-client` flag creating `client`. */
+export function bootstrapFlag(client: BenchClient): string[] {
+  return ['--bootstrap-client', `${client.account}:${client.id}:${client.secret}`];
+}
+
+/**
+ * Spawns `node ARGS` with its stdout in a file (the request log must not cost this process) and
+ * waits until it prints `listening on URL`.
+ */
+export async function startChildServer(args: string[], logDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const logFile = path.join(logDir, `server-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+  const log = fs.openSync(logFile, 'w');
+  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
+  fs.closeSync(log);
+  const exited = once(child, 'exit');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
+    if (url) {
+      let stopped: Promise<void> | undefined;
+      return {
+        url,
+        pid: child.pid!,
+        cpuMs: () => processCpuMs(child.pid!),
+        stop: () =>
+          (stopped ??= (async () => {
+            child.kill('SIGTERM');
+            const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+            await exited;
+            clearTimeout(killer);
+          })()),
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Linux reports process CPU time in clock ticks of 10 ms. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process from /proc/PID/stat, in ms; 0 where /proc is missing. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** An access token for `client` from the server at `baseUrl`. */
+export async function fetchToken(baseUrl: string, client: BenchClient): Promise<string> {
+  const response = await fetch(`${baseUrl}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: client.id, client_secret: client.secret }),
+  });
+  if (response.status !== 200) throw new Error(`POST /auth/token answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
