@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { builtinModules } from 'node:module';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.runloom-data/**', '**/*.cjs'] },
@@ -26,6 +27,7 @@ export default tseslint.config(
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', {
+        paths: builtinModules.map((name) => ({ name, message: 'domain code must not import Node built-ins; use a port.' })),
         patterns: [
           { group: ['node:*'], message: 'domain code must not import Node built-ins; use a port.' },
           { group: ['**/adapters/**'], message: 'domain code must not import adapters; depend on a port.' },
