@@ -124,9 +124,6 @@ export type StepUses = string | PromptUse | RunnableUse | TransformUse;
 export function isPromptUse(uses: StepUses): uses is PromptUse {
   return typeof uses === 'object' && 'prompt' in uses;
 }
-export function isRunnableUse(uses: StepUses): uses is RunnableUse {
-  return typeof uses === 'object' && 'runnable' in uses;
-}
 export function isTransformUse(uses: StepUses): uses is TransformUse {
   return typeof uses === 'object' && 'transform' in uses;
 }
