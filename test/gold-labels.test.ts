@@ -35,7 +35,7 @@ describe('gold labels (HTTP)', () => {
     await app.close();
   });
 
-  /** Until the run engine exists, runs are written through the run repository. */
+  /** Runs with fixed outputs, written through the run repository: labels need no model call. */
   async function addRun(overrides: Partial<RunRecord> = {}): Promise<RunRecord> {
     const run = runRecord({ outputs: OUTPUTS, ...overrides });
     await app.runloom.container.get(RunRepository).insert(run);
