@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
+import { pageQuery } from '../../http/page-query';
 import { route, type RouteDefinition } from '../../http/route';
 import { createEvaluationBody, evaluationSchema } from './evaluation-schemas';
 import type { EvaluationService } from './evaluation-service';
 
 const runParams = z.object({ run_id: z.uuid() });
 const evaluationParams = z.object({ run_id: z.uuid(), evaluation_id: z.uuid() });
-
-/** DESIGN 2.3: lists take `limit` (default 50, at most 500) and `offset`. */
-const page = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
-});
 
 const unauthorized = { description: 'missing or invalid bearer token', schema: apiErrorBody };
 const notFound = { description: 'no such run, gold label or evaluation in this account', schema: apiErrorBody };
@@ -40,7 +35,7 @@ export function evaluationRoutes(evaluations: EvaluationService): RouteDefinitio
       tag: 'evaluations',
       summary: 'List the evaluations of a run, oldest first',
       params: runParams,
-      query: page,
+      query: pageQuery,
       responses: { 200: { description: 'the evaluations', schema: z.array(evaluationSchema) }, 400: { description: 'invalid limit or offset', schema: apiErrorBody }, 401: unauthorized, 404: notFound },
       handle: async ({ principal, params, query }) => ({ status: 200, body: await evaluations.list(principal.accountId, params.run_id, query) }),
     }),

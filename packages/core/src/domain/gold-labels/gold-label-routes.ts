@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
+import { pageQuery } from '../../http/page-query';
 import { route, type RouteDefinition } from '../../http/route';
 import { createGoldLabelBody, goldLabelSchema, updateGoldLabelBody } from './gold-label-schemas';
 import type { GoldLabelService } from './gold-label-service';
 
 const runParams = z.object({ run_id: z.uuid() });
 const labelParams = z.object({ run_id: z.uuid(), gold_label_id: z.uuid() });
-
-/** DESIGN 2.3: lists take `limit` (default 50, at most 500) and `offset`. */
-const page = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
-});
 
 const errors = {
   400: { description: 'invalid fields, or output_resource_name names no output of the run', schema: apiErrorBody },
@@ -41,7 +36,7 @@ export function goldLabelRoutes(goldLabels: GoldLabelService): RouteDefinition[]
       tag: 'gold-labels',
       summary: 'List the gold labels of a run, oldest first',
       params: runParams,
-      query: page,
+      query: pageQuery,
       responses: { 200: { description: 'the labels', schema: z.array(goldLabelSchema) }, ...errors },
       handle: async ({ principal, params, query }) => ({ status: 200, body: await goldLabels.list(principal.accountId, params.run_id, query) }),
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageQueryFields } from '../../http/page-query';
 import { EXTERNAL_STORAGE_TYPES } from './resource-record';
 
 /** No name, path or tag may hold control characters: they break logs, headers and file systems. */
@@ -88,8 +89,7 @@ const tagList = z
 export const listQuerySchema = z.object({
   directory_path: z.string().optional().describe('only resources in exactly this directory'),
   tags: tagList.optional(),
-  limit: z.coerce.number().int('limit must be an integer').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(50),
-  offset: z.coerce.number().int('offset must be an integer').min(0, 'offset must be at least 0').default(0),
+  ...pageQueryFields,
 });
 export type ResourceListQuery = z.output<typeof listQuerySchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageQueryFields } from '../../http/page-query';
 import { CALLBACK_STATUSES, RUN_STATUSES, TELEMETRY_STRATEGIES } from './run-record';
 
 /** Request and response shapes of the runs API; the router validates with them and OpenAPI shows them. */
@@ -53,8 +54,7 @@ export const runnableRunsParams = z.object({ id: z.string().describe('runnable i
 export const listRunsQuery = z.object({
   runnable_id: z.string().optional(),
   status: z.enum(RUN_STATUSES, { error: `status must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
-  limit: z.coerce.number().int('limit must be an integer').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(50),
-  offset: z.coerce.number().int('offset must be an integer').min(0, 'offset must be at least 0').default(0),
+  ...pageQueryFields,
 });
 export type ListRunsQuery = z.input<typeof listRunsQuery>;
 
