@@ -266,6 +266,23 @@ describe('Resources (HTTP)', () => {
       assert.deepEqual(await bodyBytes(response), bytes);
     });
 
+    it('counts a download in /metrics as an open stream until its body is read or cancelled', async () => {
+      const openStreams = async (): Promise<number> => {
+        const metrics = await (await app.request('/metrics')).text();
+        const sample = /^runloom_open_streams (\d+)$/m.exec(metrics);
+        assert.ok(sample, metrics);
+        return Number(sample[1]);
+      };
+      const before = await openStreams();
+      const read = await app.request(`/v1/resource/${resource.id}/content`);
+      const cancelled = await app.request(`/v1/resource/${resource.id}/content`);
+      assert.equal(await openStreams(), before + 2);
+      await cancelled.body!.cancel();
+      assert.equal(await openStreams(), before + 1);
+      assert.deepEqual(await bodyBytes(read), bytes);
+      assert.equal(await openStreams(), before);
+    });
+
     it('answers 304 when If-None-Match names the ETag (strong, weak, in a list or *), and 200 otherwise', async () => {
       for (const header of [`"${resource.sha256}"`, `W/"${resource.sha256}"`, `"other", "${resource.sha256}"`, '*']) {
         const response = await app.request(`/v1/resource/${resource.id}/content`, { headers: { 'if-none-match': header } });

@@ -33,13 +33,15 @@ export const httpModule = new ContainerModule(({ bind }) => {
           },
         });
         routes = [...ops, ...(tables ?? []).flat()];
-        return new Router(routes, {
+        const router = new Router(routes, {
           basePath: config.basePath,
           jsonBodyLimitBytes: config.jsonBodyLimitBytes,
           rateLimit: config.rateLimit,
           authenticate: (authorization) => authenticator.authenticate(authorization),
           observer: new RequestLog(logger, metrics),
         });
+        metrics.gauge('runloom_open_streams', 'Response bodies being streamed', () => Promise.resolve([{ labels: {}, value: router.openStreams }]));
+        return router;
       },
       [
         RunloomConfig,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { jsonDepth, MAX_JSON_DEPTH } from '../domain/storage/json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
 import { type Exchange, webExchange } from './exchange';
-import { type Answer, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
+import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
 import type { HttpMethod, Principal, RouteDefinition } from './route';
 import { RateLimiter } from './rate-limiter';
 
@@ -46,6 +46,7 @@ export class Router {
   private readonly staticRoutes = new Map<string, Map<HttpMethod, RouteDefinition>>();
   private readonly dynamicRoutes: CompiledRoute[] = [];
   private readonly rateLimiter: RateLimiter;
+  #openStreams = 0;
 
   constructor(
     readonly routes: readonly RouteDefinition[],
@@ -72,6 +73,11 @@ export class Router {
       this.dynamicRoutes.push({ definition, pattern: new RegExp(`^${source}$`), paramNames });
     }
     this.rateLimiter = new RateLimiter(options.rateLimit);
+  }
+
+  /** Response bodies streaming now: handlers' own bodies (files, events) not yet ended or cancelled. */
+  get openStreams(): number {
+    return this.#openStreams;
   }
 
   /** Web-standard request in, response out (`Runloom.handle`). */
@@ -130,6 +136,7 @@ export class Router {
       failure = error;
       answer = errorAnswer(error);
     }
+    if (answer instanceof Response && answer.body !== null && jsonBodyText(answer) === undefined) answer = this.countedWhileOpen(answer);
     if (answer instanceof Response) answer.headers.set('x-request-id', requestId);
     else answer.headers['x-request-id'] = requestId;
     this.options.observer.onRequest({
@@ -142,6 +149,44 @@ export class Router {
       error: answer.status >= 500 ? failure : undefined,
     });
     return answer;
+  }
+
+  /** `response` with its body counted in `openStreams` until the body ends, fails or is cancelled. */
+  private countedWhileOpen(response: Response): Response {
+    const reader = response.body!.getReader();
+    let open = true;
+    const close = (): void => {
+      if (open) {
+        open = false;
+        this.#openStreams -= 1;
+      }
+    };
+    this.#openStreams += 1;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              close();
+              controller.close();
+            } else {
+              controller.enqueue(value);
+            }
+          } catch (error) {
+            close();
+            controller.error(error);
+          }
+        },
+        cancel(reason) {
+          close();
+          return reader.cancel(reason);
+        },
+      },
+      // Pull only when the consumer reads: the source keeps its own backpressure.
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
   private stripBasePath(pathname: string): string | undefined {
