@@ -69,7 +69,10 @@ describe('GET /v1/openapi.json', () => {
       const operation = document.paths[definition.path]?.[definition.method.toLowerCase()];
       assert.ok(operation, `${definition.method} ${definition.path} is documented`);
       if (definition.public) assert.deepEqual(operation.security, [], `${definition.method} ${definition.path} is public`);
-      else assert.equal(operation.security, undefined, `${definition.method} ${definition.path} needs the bearer token`);
+      else {
+        assert.equal(operation.security, undefined, `${definition.method} ${definition.path} needs the bearer token`);
+        assert.ok((operation.responses as Record<string, unknown>)['401'], `${definition.method} ${definition.path} documents its 401`);
+      }
       const pathParameters = [...definition.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
       assert.deepEqual(
         operation.parameters?.filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiErrorBody } from './error-schema';
 import type { RouteDefinition } from './route';
 
 type JsonSchema = Record<string, unknown>;
@@ -7,6 +8,10 @@ type JsonSchema = Record<string, unknown>;
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
   return rest;
+}
+
+function unauthorizedResponse(): JsonSchema {
+  return { description: 'missing, invalid or expired bearer token', content: { 'application/json': { schema: jsonSchema(apiErrorBody, 'output') } } };
 }
 
 function objectParameters(schema: z.ZodType | undefined, location: 'path' | 'query'): JsonSchema[] {
@@ -59,6 +64,8 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[], basePat
       ),
     };
     if (definition.public) operation.security = [];
+    // The router answers 401 on every bearer route, whether or not its table says so.
+    else (operation.responses as Record<string, unknown>)['401'] ??= unauthorizedResponse();
     if (definition.body) {
       if ('json' in definition.body) {
         const schema = jsonSchema(definition.body.json, 'input');
