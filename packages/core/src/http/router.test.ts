@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { ApiError } from './api-error';
 import { route } from './route';
-import { MAX_JSON_DEPTH } from '../domain/storage/json-depth';
+import { MAX_JSON_DEPTH } from './json-depth';
 import { type RequestObserver, Router } from './router';
 
 const seen: Parameters<RequestObserver['onRequest']>[0][] = [];

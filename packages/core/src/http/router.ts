@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from '../domain/storage/json-depth';
+import { jsonDepth, MAX_JSON_DEPTH } from './json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
 import { type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';

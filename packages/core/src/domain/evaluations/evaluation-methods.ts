@@ -1,7 +1,7 @@
 import { ApiError } from '../../http/api-error';
 import { InvalidPatternError, type PatternMatcher, PatternTimeoutError } from '../../ports/pattern-matcher';
 import type { GoldLabel } from '../gold-labels/gold-label-schemas';
-import { jsonDepth, MAX_JSON_DEPTH } from '../storage/json-depth';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../http/json-depth';
 import type { RunOutput } from '../runs/run-record';
 import type { EvaluationDetails, EvaluationMethod, Mismatch } from './evaluation-schemas';
 

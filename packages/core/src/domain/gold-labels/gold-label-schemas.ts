@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from '../storage/json-depth';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../http/json-depth';
 
 /** A gold label as answered (SPEC 2.6): exactly one of `text_value` and `object_value` is non-null. */
 export interface GoldLabel {
