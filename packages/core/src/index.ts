@@ -24,7 +24,7 @@ export { AuthService, type ClientCredentials, type TokenRequest, type TokenRespo
 export { OAuthError, type OAuthErrorCode } from './domain/auth/oauth-error';
 export { parseBootstrapClients, type BootstrapClient } from './domain/auth/bootstrap-clients';
 export { ScryptPasswordHasher } from './adapters/node/scrypt-password-hasher';
-export { PROVIDER_NAMES, isProviderName, type ProviderName } from './domain/providers/provider-names';
+export { PROVIDER_NAMES, isProviderName, type ProviderName } from './ports/provider-names';
 export type { ProviderCredentials, ApiKeyCredentials, AzureOpenAiCredentials, AwsBedrockCredentials } from './domain/providers/provider-credentials';
 export { ProviderService, ProviderUnavailableError, type ProviderConfigView, type ProviderConfigInput } from './domain/providers/provider-service';
 export { WebhookSecretService } from './domain/webhooks/webhook-secret-service';

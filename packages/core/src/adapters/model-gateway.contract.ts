@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startFakeVendor, type FakeVendorServer } from '../../../../test/fixtures/fake-vendors';
-import type { ProviderName } from '../domain/providers/provider-names';
+import type { ProviderName } from '../ports/provider-names';
 import {
   ModelCallError,
   type ModelGateway,

@@ -1,5 +1,4 @@
-import type { ProviderCredentials } from '../domain/providers/provider-credentials';
-import type { ProviderName } from '../domain/providers/provider-names';
+import type { ProviderName } from './provider-names';
 
 /**
  * The `ModelGateway` port: one call to a language model of any of the seven vendors, answered
@@ -29,7 +28,7 @@ export const ModelGateway = Symbol.for('runloom.ModelGateway');
  * - aws-bedrock: `{region, access_key_id, secret_access_key, session_token?}` or `{region, api_key}`
  * Adapters check the fields they need at call time (`provider_not_configured` when one is missing).
  */
-export type ModelCredentials = ProviderCredentials[ProviderName] | Readonly<Record<string, string>>;
+export type ModelCredentials = object;
 
 /** A JSON Schema (draft 7) object, as written in runnable configs. */
 export type JsonSchema = Readonly<Record<string, unknown>>;

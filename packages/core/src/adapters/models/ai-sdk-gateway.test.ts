@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Container } from 'inversify';
-import { PROVIDER_NAMES } from '../../domain/providers/provider-names';
+import { PROVIDER_NAMES } from '../../ports/provider-names';
 import { Logger } from '../../ports/logger';
 import { ModelCallError, ModelGateway, type ModelRequest } from '../../ports/model-gateway';
 import { callError, collect, lastError, useFakeVendor, WEATHER_TOOL } from '../model-gateway.contract';

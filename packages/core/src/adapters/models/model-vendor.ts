@@ -1,5 +1,5 @@
 import type { LanguageModel } from 'ai';
-import type { ProviderName } from '../../domain/providers/provider-names';
+import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
 
 /**

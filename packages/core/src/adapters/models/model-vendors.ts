@@ -1,4 +1,4 @@
-import { PROVIDER_NAMES, type ProviderName } from '../../domain/providers/provider-names';
+import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { ModelCallError } from '../../ports/model-gateway';
 import { anthropicVendor } from './anthropic';
 import { awsBedrockVendor } from './aws-bedrock';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError, type ErrorDetail } from '../../http/api-error';
-import type { ProviderName } from './provider-names';
+import type { ProviderName } from '../../ports/provider-names';
 
 /** `{api_key, base_url?}`: every vendor that authenticates with one key. */
 export interface ApiKeyCredentials {

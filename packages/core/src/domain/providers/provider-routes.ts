@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import { CREDENTIALS_DESCRIPTION } from './provider-credentials';
-import { PROVIDER_NAMES } from './provider-names';
+import { PROVIDER_NAMES } from '../../ports/provider-names';
 import type { ProviderService } from './provider-service';
 
 const providerParams = z.object({

@@ -5,7 +5,7 @@ import { Database, DuplicateIdError, type Migration, WriteConflictError } from '
 import { SecretBox } from '../../ports/secret-box';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { maskCredentials, parseCredentials, type ProviderCredentials } from './provider-credentials';
-import { isProviderName, PROVIDER_NAMES, type ProviderName } from './provider-names';
+import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 
 const COLLECTION = 'llm_providers';
 

@@ -1,7 +1,7 @@
 import { isNode, LineCounter, parseDocument, stringify, type Document } from 'yaml';
 import { z } from 'zod';
 import { compileJsonSchema } from './json-schema';
-import { PROVIDER_NAMES, type ProviderName } from '../providers/provider-names';
+import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';
 import { isMimePattern } from './mime-patterns';
 

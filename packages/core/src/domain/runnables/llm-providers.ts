@@ -1,4 +1,4 @@
-import { isProviderName, type ProviderName } from '../providers/provider-names';
+import { isProviderName, type ProviderName } from '../../ports/provider-names';
 
 /** Well-known model-name families (DESIGN 2.8); `o1`, `o3-mini`, `o4-mini`, … are OpenAI's. */
 const MODEL_FAMILIES: [RegExp, ProviderName][] = [

@@ -1,7 +1,7 @@
 import type { HttpClient, HttpRequest, HttpResponse } from '../../../ports/http-client';
 import type { ModelGateway, ModelRequest, ModelResponse } from '../../../ports/model-gateway';
 import type { ProviderService } from '../../providers/provider-service';
-import type { ProviderName } from '../../providers/provider-names';
+import type { ProviderName } from '../../../ports/provider-names';
 import type { RunnableService } from '../../runnables/runnable-service';
 import { RunFailure } from '../run-failure';
 import { executeRunnable } from './execute-runnable';
