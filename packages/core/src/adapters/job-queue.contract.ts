@@ -345,7 +345,7 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
     it('stop aborts attempts still running after the grace period; the job is offered again', async () => {
       const queue = await bed.createQueue();
       const attempts: { attempt: number; abortedAfter?: number }[] = [];
-      queue.register('always-failing', async (_payload, context) => {
+      queue.register('slow-to-stop', async (_payload, context) => {
         const entry: { attempt: number; abortedAfter?: number } = { attempt: context.attempt };
         attempts.push(entry);
         if (context.attempt > 1) return;
@@ -354,7 +354,7 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
         entry.abortedAfter = Date.now() - began;
         throw context.signal.reason;
       });
-      await queue.enqueue('always-failing', {});
+      await queue.enqueue('slow-to-stop', {});
       await eventually(() => assert.equal(attempts.length, 1));
       await queue.stop(100);
       assert.ok(attempts[0]!.abortedAfter !== undefined && attempts[0]!.abortedAfter >= 80, 'aborted after the grace period');
