@@ -90,10 +90,8 @@ export class EvaluationService {
     }
   }
 
-  private async requireRun(accountId: string, runId: string): Promise<RunRecord> {
-    const run = await this.runs.get(accountId, runId);
-    if (!run) throw ApiError.notFound(`run ${runId}`);
-    return run;
+  private requireRun(accountId: string, runId: string): Promise<RunRecord> {
+    return this.runs.require(accountId, runId, `run ${runId}`);
   }
 
   private async requireEvaluation(accountId: string, runId: string, id: string): Promise<EvaluationRecord> {

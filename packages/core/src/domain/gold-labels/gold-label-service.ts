@@ -118,10 +118,8 @@ export class GoldLabelService {
     }
   }
 
-  private async requireRun(accountId: string, runId: string): Promise<RunRecord> {
-    const run = await this.runs.get(accountId, runId);
-    if (!run) throw ApiError.notFound(`run ${runId}`);
-    return run;
+  private requireRun(accountId: string, runId: string): Promise<RunRecord> {
+    return this.runs.require(accountId, runId, `run ${runId}`);
   }
 
   private async requireLabel(accountId: string, runId: string, id: string): Promise<GoldLabelRecord> {

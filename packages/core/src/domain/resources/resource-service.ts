@@ -141,10 +141,8 @@ export class ResourceService {
   }
 
   /** The resource, or 404 (also for another account's id). */
-  async get(accountId: string, id: string): Promise<Resource> {
-    const record = await this.resources.get(accountId, id);
-    if (!record) throw ApiError.notFound(`resource ${id}`);
-    return record;
+  get(accountId: string, id: string): Promise<Resource> {
+    return this.resources.require(accountId, id, `resource ${id}`);
   }
 
   /** The resource's bytes, or `range` of them (inclusive offsets within `size_bytes`). */

@@ -160,10 +160,8 @@ export class RunnableService {
     return docs.map(toRunnableVersion);
   }
 
-  private async getDoc(accountId: string, id: string): Promise<RunnableDoc> {
-    const doc = await this.runnables.get(accountId, id);
-    if (!doc) throw ApiError.notFound(`runnable ${id}`);
-    return doc;
+  private getDoc(accountId: string, id: string): Promise<RunnableDoc> {
+    return this.runnables.require(accountId, id, `runnable ${id}`);
   }
 
   private versionOp(runnable: RunnableDoc, now: string, createdBy = runnable.created_by): WriteOp {

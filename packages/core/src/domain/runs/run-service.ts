@@ -132,10 +132,8 @@ export class RunService {
     throw ApiError.conflict(`run ${id} kept changing status while being cancelled; read it and retry`);
   }
 
-  private async getRecord(accountId: string, id: string): Promise<RunRecord> {
-    const run = await this.runs.get(accountId, id);
-    if (!run) throw ApiError.notFound(`run ${id}`);
-    return run;
+  private getRecord(accountId: string, id: string): Promise<RunRecord> {
+    return this.runs.require(accountId, id, `run ${id}`);
   }
 
   /** Stores the run and its job in one write: a run is accepted with its job, or not at all. */

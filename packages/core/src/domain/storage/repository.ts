@@ -1,3 +1,4 @@
+import { ApiError } from '../../http/api-error';
 import type { Database, Doc, Query, Where, WriteOp } from '../../ports/database';
 
 /** A record that belongs to an account. */
@@ -16,6 +17,13 @@ export class Repository<T extends AccountRecord> {
   async get(accountId: string, id: string): Promise<T | undefined> {
     const doc = (await this.database.get(this.collection, id)) as T | undefined;
     return doc && doc.account_id === accountId ? doc : undefined;
+  }
+
+  /** The record, or 404 naming `what` (e.g. `run <id>`); another account's record is missing too. */
+  async require(accountId: string, id: string, what: string): Promise<T> {
+    const doc = await this.get(accountId, id);
+    if (!doc) throw ApiError.notFound(what);
+    return doc;
   }
 
   find(accountId: string, query: Query = {}): Promise<T[]> {
