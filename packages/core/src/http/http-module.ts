@@ -2,9 +2,9 @@ import { ContainerModule } from 'inversify';
 import { RunloomConfig } from '../config';
 import { Metrics, type MetricsRegistry } from '../domain/ops/metrics';
 import { opsRoutes } from '../domain/ops/ops-routes';
+import { storeAndQueueReadiness } from '../domain/ops/readiness';
 import { RequestLog } from '../domain/ops/request-log';
 import { Database } from '../ports/database';
-import { META_COLLECTION } from '../domain/storage/platform-migrations';
 import { JobQueue } from '../ports/job-queue';
 import { Logger } from '../ports/logger';
 import { Authenticator, type RouteDefinition, RouteTable } from './route';
@@ -28,9 +28,7 @@ export const httpModule = new ContainerModule(({ bind }) => {
           metrics,
           basePath: config.basePath,
           allRoutes: () => routes,
-          readiness: {
-            check: async () => ({ store: await storeAnswers(database), queue: jobQueue.running }),
-          },
+          readiness: storeAndQueueReadiness(database, jobQueue),
         });
         routes = [...ops, ...(tables ?? []).flat()];
         const router = new Router(routes, {
@@ -55,12 +53,3 @@ export const httpModule = new ContainerModule(({ bind }) => {
     )
     .inSingletonScope();
 });
-
-async function storeAnswers(database: Database): Promise<boolean> {
-  try {
-    await database.count(META_COLLECTION);
-    return true;
-  } catch {
-    return false;
-  }
-}
