@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { ApiError, CallbackDispatcher, RunRepository, SecretBox, type RunCallback, type RunCompletedEvent, type RunRecord } from '../packages/core/src/index';
-import { runRecord } from './fixtures/run-records';
+import { insertRunRecord } from './fixtures/run-records';
 import { CallbackSink } from './support/callback-sink';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { getRun, jsonInit, waitForRun } from './support/runs';
@@ -18,12 +18,11 @@ async function webhookSecret(t: TestRunloom, account = 'acct-a'): Promise<string
 /** A finished run with a pending callback to `url`, written as the run engine would, then scheduled. */
 async function finishRunWithCallback(t: TestRunloom, url: string, options: { headers?: Record<string, string>; run?: Partial<RunRecord> } = {}): Promise<RunRecord> {
   const secretBox = await t.runloom.container.getAsync<SecretBox>(SecretBox);
-  const run = runRecord({
+  const run = await insertRunRecord(t.runloom, {
     callback: CallbackDispatcher.pending(url),
     sealed_callback_headers: options.headers ? await secretBox.seal(JSON.stringify(options.headers)) : null,
     ...options.run,
   });
-  await t.runloom.container.get(RunRepository).insert(run);
   await (await dispatcher(t)).schedule(run);
   return run;
 }

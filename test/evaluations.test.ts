@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { RunRepository, type RunRecord } from '../packages/core/src/index';
-import { runRecord } from './fixtures/run-records';
+import type { RunRecord } from '../packages/core/src/index';
+import { insertRunRecord } from './fixtures/run-records';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 
 interface Evaluation {
@@ -33,10 +33,8 @@ describe('evaluations (HTTP)', () => {
     await app.close();
   });
 
-  async function addRun(overrides: Partial<RunRecord> = {}): Promise<RunRecord> {
-    const run = runRecord({ outputs: OUTPUTS, ...overrides });
-    await app.runloom.container.get(RunRepository).insert(run);
-    return run;
+  function addRun(overrides: Partial<RunRecord> = {}): Promise<RunRecord> {
+    return insertRunRecord(app.runloom, { outputs: OUTPUTS, ...overrides });
   }
 
   function send(path: string, method: string, body?: unknown, account?: string): Promise<Response> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { RunRepository, type RunRecord } from '../packages/core/src/index';
-import { runRecord } from './fixtures/run-records';
+import type { RunRecord } from '../packages/core/src/index';
+import { insertRunRecord } from './fixtures/run-records';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 
 interface Label {
@@ -36,10 +36,8 @@ describe('gold labels (HTTP)', () => {
   });
 
   /** Runs with fixed outputs, written through the run repository: labels need no model call. */
-  async function addRun(overrides: Partial<RunRecord> = {}): Promise<RunRecord> {
-    const run = runRecord({ outputs: OUTPUTS, ...overrides });
-    await app.runloom.container.get(RunRepository).insert(run);
-    return run;
+  function addRun(overrides: Partial<RunRecord> = {}): Promise<RunRecord> {
+    return insertRunRecord(app.runloom, { outputs: OUTPUTS, ...overrides });
   }
 
   function send(path: string, method: string, body: unknown, account?: string): Promise<Response> {
