@@ -166,7 +166,7 @@ describe('auth', () => {
 
     async function unauthorized(authorization: string | undefined, reason?: RegExp): Promise<void> {
       const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-      const response = await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers }));
+      const response = await handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers }));
       const text = await response.text();
       assert.equal(response.status, 401, `${authorization}: ${text}`);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="runloom"/);
@@ -176,10 +176,10 @@ describe('auth', () => {
     }
 
     it('serves a protected route to a valid token, the scheme name in any case', async () => {
-      assert.equal((await harness.request('/metrics')).status, 200);
+      assert.equal((await harness.request('/v1/runnables')).status, 200);
       const token = await harness.token();
       for (const authorization of [`bearer ${token}`, `BEARER  ${token}`]) {
-        assert.equal((await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization } }))).status, 200);
+        assert.equal((await handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization } }))).status, 200);
       }
     });
 
@@ -204,7 +204,7 @@ describe('auth', () => {
       await unauthorized(bearer(hmac), /EdDSA/);
       const tampered = `${header}.${base64url.encode(JSON.stringify({ ...claims, account_id: 'acct-other' }))}.${token.split('.')[2]}`;
       await unauthorized(bearer(tampered), /signature/);
-      const response = await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization: bearer(tampered) } }));
+      const response = await handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization: bearer(tampered) } }));
       assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token", error_description="the token signature is invalid"/);
     });
 
@@ -295,9 +295,9 @@ describe('auth across time and restarts', () => {
     });
     try {
       const token = await harness.token();
-      assert.equal((await harness.request('/metrics')).status, 200);
+      assert.equal((await harness.request('/v1/runnables')).status, 200);
       clock.ms += 60_000;
-      const response = await harness.runloom.handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization: `Bearer ${token}` } }));
+      const response = await harness.runloom.handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization: `Bearer ${token}` } }));
       assert.equal(response.status, 401);
       assert.match(((await response.json()) as { error: string }).error, /expired/);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="runloom", error="invalid_token"/);
