@@ -2,7 +2,8 @@ import { inject, injectable } from 'inversify';
 import { Clock } from '../../ports/clock';
 
 /**
- * Brute-force limits on client authentication at `POST /auth/token` (ARCHITECTURE.md, "Auth").
+ * Brute-force limits on client authentication at `POST /auth/token` (ARCHITECTURE.md, "Limits
+ * and credentials outside accounts").
  *
  * Policy. Failed authentications (unknown client or wrong secret) are counted on two keys:
  * - the **client id from one address** (`pair`): 5 failures are free, and each one after that

@@ -33,7 +33,7 @@ export function defaultMethod(label: LabelValue): EvaluationMethod {
 }
 
 /**
- * Scores a run output against a gold label (DESIGN 2.5, 2.8). Throws 400 when the label cannot be
+ * Scores a run output against a gold label (docs/api.md, "Evaluations"). Throws 400 when the label cannot be
  * used with the method (an object label for a text method, label text that is not JSON for a
  * JSON method, a pattern that does not compile or runs too long); an output that is missing or not
  * JSON simply scores 0.

@@ -7,7 +7,7 @@ const HOW_TO_ENABLE =
 /**
  * `GET /metrics` spans every account, so it answers only the operators' own credential: the
  * bearer of the configured metrics token, never an account's access token (ARCHITECTURE.md,
- * "Operations"). With no metrics token configured it is off: 403 saying how to turn it on.
+ * "Limits and credentials outside accounts"). With no metrics token configured it is off: 403 saying how to turn it on.
  * A wrong or missing token is a 401 with a Bearer challenge of its own realm.
  */
 export async function requireMetricsToken(authorization: string | null, metricsToken: string | undefined): Promise<void> {
