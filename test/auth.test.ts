@@ -166,7 +166,7 @@ describe('auth', () => {
 
     async function unauthorized(authorization: string | undefined, reason?: RegExp): Promise<void> {
       const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-      const response = await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers }));
+      const response = await handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers }));
       const text = await response.text();
       assert.equal(response.status, 401, `${authorization}: ${text}`);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="runloom"/);
@@ -176,10 +176,10 @@ describe('auth', () => {
     }
 
     it('serves a protected route to a valid token, the scheme name in any case', async () => {
-      assert.equal((await harness.request('/metrics')).status, 200);
+      assert.equal((await harness.request('/v1/runnables')).status, 200);
       const token = await harness.token();
       for (const authorization of [`bearer ${token}`, `BEARER  ${token}`]) {
-        assert.equal((await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization } }))).status, 200);
+        assert.equal((await handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization } }))).status, 200);
       }
     });
 
@@ -204,7 +204,7 @@ describe('auth', () => {
       await unauthorized(bearer(hmac), /EdDSA/);
       const tampered = `${header}.${base64url.encode(JSON.stringify({ ...claims, account_id: 'acct-other' }))}.${token.split('.')[2]}`;
       await unauthorized(bearer(tampered), /signature/);
-      const response = await handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization: bearer(tampered) } }));
+      const response = await handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization: bearer(tampered) } }));
       assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token", error_description="the token signature is invalid"/);
     });
 
@@ -295,9 +295,9 @@ describe('auth across time and restarts', () => {
     });
     try {
       const token = await harness.token();
-      assert.equal((await harness.request('/metrics')).status, 200);
+      assert.equal((await harness.request('/v1/runnables')).status, 200);
       clock.ms += 60_000;
-      const response = await harness.runloom.handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization: `Bearer ${token}` } }));
+      const response = await harness.runloom.handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization: `Bearer ${token}` } }));
       assert.equal(response.status, 401);
       assert.match(((await response.json()) as { error: string }).error, /expired/);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="runloom", error="invalid_token"/);
@@ -339,5 +339,102 @@ describe('auth across time and restarts', () => {
       startTestRunloom({ bootstrapClients: ['acct x:client:very-secret-value'] }),
       (error: Error) => /bootstrap client 'client' of account 'acct x': account id must be/.test(error.message) && !error.message.includes('very-secret-value'),
     );
+  });
+});
+
+describe('token endpoint throttling (POST /auth/token)', () => {
+  /** A controllable clock: the throttle's windows advance only when the test says so. */
+  const clock = { ms: Date.UTC(2030, 0, 1), now() { return new Date(this.ms); } };
+  let harness: TestRunloom;
+  let client: { client_id: string; client_secret: string };
+  const attacker = { remoteAddress: '198.51.100.7' };
+  const realClient = { remoteAddress: '203.0.113.20' };
+  const tokenRequest = (clientId: string, secret: string) => json({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret });
+
+  beforeEach(async () => {
+    harness = await startTestRunloom({
+      modules: [
+        new ContainerModule(({ rebind }) => {
+          rebind(Clock).toConstantValue(clock);
+        }),
+      ],
+    });
+    client = await harness.runloom.auth.createClient('acct-throttle');
+  });
+
+  afterEach(async () => {
+    await harness.close();
+  });
+
+  async function throttled(response: Response): Promise<number> {
+    await oauthError(response, 429, 'slow_down');
+    const retryAfter = Number(response.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${response.headers.get('retry-after')}`);
+    return retryAfter;
+  }
+
+  it('answers 429 with Retry-After ≤ 60 s after repeated wrong secrets, even to the right one, which works again once it has passed', async () => {
+    const statuses: number[] = [];
+    for (let index = 0; index < 6; index += 1) statuses.push((await harness.runloom.handle(tokenRequest(client.client_id, `wrong-${index}`), attacker)).status);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 401]);
+    const retryAfter = await throttled(await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker));
+    clock.ms += retryAfter * 1000;
+    assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker)).status, 200);
+  });
+
+  it('turns 520 wrong secrets in a row into 429s, never waiting more than 60 s, while the right secret keeps working from another address', async () => {
+    const statuses = new Map<number, number>();
+    let longest = 0;
+    for (let index = 0; index < 520; index += 1) {
+      const response = await harness.runloom.handle(tokenRequest(client.client_id, `guess-${index}`), attacker);
+      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      if (response.status === 429) longest = Math.max(longest, Number(response.headers.get('retry-after')));
+      await response.body?.cancel();
+      if (index % 100 === 0) assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), realClient)).status, 200);
+    }
+    assert.deepEqual([...statuses.keys()].sort(), [401, 429]);
+    assert.equal(statuses.get(401), 6);
+    assert.ok(longest <= 60);
+    assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), realClient)).status, 200);
+  });
+
+  it('limits one address across client ids: after 20 failures over many ids, every id from it waits, other addresses do not', async () => {
+    for (let index = 0; index <= 20; index += 1) {
+      assert.equal((await harness.runloom.handle(tokenRequest(`rlc_guess_${index}`, 'wrong'), attacker)).status, 401);
+    }
+    const retryAfter = await throttled(await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker));
+    assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), realClient)).status, 200);
+    clock.ms += retryAfter * 1000;
+    assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker)).status, 200);
+  });
+
+  it('throttles by the socket peer over real HTTP and ignores X-Forwarded-For unless the mount trusts the proxy', async () => {
+    const listen = async (trustProxy: boolean): Promise<{ url: string; server: http.Server }> => {
+      const server = http.createServer(createRequestListener(harness.runloom, { trustProxy }));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/token`, server };
+    };
+    const direct = await listen(false);
+    const proxied = await listen(true);
+    try {
+      const send = (url: string, secret: string, forwardedFor: string) =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+          body: JSON.stringify({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: secret }),
+        });
+      // A different X-Forwarded-For on each request does not make the same peer look like many.
+      for (let index = 0; index < 6; index += 1) assert.equal((await send(direct.url, 'wrong', `192.0.2.${index}`)).status, 401);
+      await throttled(await send(direct.url, client.client_secret, '192.0.2.99'));
+      // Behind a trusted proxy, the last X-Forwarded-For entry is the client: a spoofed first entry does not count.
+      for (let index = 0; index < 6; index += 1) assert.equal((await send(proxied.url, 'wrong', `10.9.9.${index}, 198.51.100.50`)).status, 401);
+      await throttled(await send(proxied.url, client.client_secret, '10.9.9.99, 198.51.100.50'));
+      assert.equal((await send(proxied.url, client.client_secret, '198.51.100.51')).status, 200);
+    } finally {
+      for (const { server } of [direct, proxied]) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    }
   });
 });

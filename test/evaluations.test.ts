@@ -9,6 +9,7 @@ interface Evaluation {
   run_id: string;
   gold_label_id: string;
   method: string;
+  comparison: string;
   score: number;
   passed: boolean;
   details: { output_resource_name: string; message: string; [key: string]: unknown };
@@ -74,10 +75,10 @@ describe('evaluations (HTTP)', () => {
     it('exact: answers 201 with every field; equal text passes, other text fails with where it differs', async () => {
       const labelId = await label(run.id, { output_resource_name: 'answer', text_value: 'The capital of France is Paris.' });
       const pass = await evaluate(run.id, { gold_label_id: labelId, method: 'exact' });
-      assert.deepEqual(Object.keys(pass).sort(), ['created_at', 'details', 'gold_label_id', 'id', 'method', 'passed', 'run_id', 'score']);
+      assert.deepEqual(Object.keys(pass).sort(), ['comparison', 'created_at', 'details', 'gold_label_id', 'id', 'method', 'passed', 'run_id', 'score']);
       assert.deepEqual(
-        { run_id: pass.run_id, gold_label_id: pass.gold_label_id, method: pass.method, score: pass.score, passed: pass.passed },
-        { run_id: run.id, gold_label_id: labelId, method: 'exact', score: 1, passed: true },
+        { run_id: pass.run_id, gold_label_id: pass.gold_label_id, method: pass.method, comparison: pass.comparison, score: pass.score, passed: pass.passed },
+        { run_id: run.id, gold_label_id: labelId, method: 'exact', comparison: 'exact', score: 1, passed: true },
       );
       assert.equal(pass.details.output_resource_name, 'answer');
       assert.ok(!Number.isNaN(Date.parse(pass.created_at)));
@@ -89,7 +90,8 @@ describe('evaluations (HTTP)', () => {
 
     it('exact on an object label compares JSON with key order ignored', async () => {
       const labelId = await label(run.id, { output_resource_name: 'json_text', object_value: { a: 1, b: 2 } });
-      assert.equal((await evaluate(run.id, { gold_label_id: labelId, method: 'exact' })).passed, true);
+      const scored = await evaluate(run.id, { gold_label_id: labelId, method: 'exact' });
+      assert.deepEqual([scored.passed, scored.method, scored.comparison], [true, 'exact', 'json_equal']);
     });
 
     it('contains: the output contains the label text, or not', async () => {
@@ -143,6 +145,21 @@ describe('evaluations (HTTP)', () => {
       assert.ok(Math.abs(scored.score - 2 / 3) < 1e-9);
       const covered = await label(run.id, { output_resource_name: 'facts', object_value: { city: 'Paris', landmarks: ['Eiffel Tower'] }, object_value_is_partial: true });
       assert.deepEqual(await evaluate(run.id, { gold_label_id: covered }).then((e) => [e.method, e.score, e.passed]), ['json_subset', 1, true]);
+    });
+
+    it('json_equal on a partial label compares as a subset, says so in comparison, and keeps it when read back', async () => {
+      const partial = await label(run.id, { output_resource_name: 'facts', object_value: { city: 'Paris', landmarks: ['Eiffel Tower'] }, object_value_is_partial: true });
+      const scored = await evaluate(run.id, { gold_label_id: partial, method: 'json_equal' });
+      assert.deepEqual(
+        { method: scored.method, comparison: scored.comparison, score: scored.score, passed: scored.passed, matched: scored.details.matched_leaves, total: scored.details.total_leaves },
+        { method: 'json_equal', comparison: 'json_subset', score: 1, passed: true, matched: 2, total: 2 },
+      );
+      const read = (await (await send(`/v1/run/${run.id}/evaluation/${scored.id}`, 'GET')).json()) as Evaluation;
+      assert.deepEqual(read, scored);
+
+      const missed = await label(run.id, { output_resource_name: 'facts', object_value: { city: 'Lyon', landmarks: ['Eiffel Tower'] }, object_value_is_partial: true });
+      const half = await evaluate(run.id, { gold_label_id: missed, method: 'json_equal' });
+      assert.deepEqual([half.comparison, half.score, half.passed], ['json_subset', 0.5, false]);
     });
 
     it('defaults to exact for a text label and json_equal for a full object label', async () => {

@@ -26,6 +26,8 @@ const RECORD_FIELDS = [
   'updated_at',
 ].sort();
 const UPLOAD_LIMIT = 2 * 1024 * 1024;
+/** The operators' credential for /metrics. */
+const METRICS_TOKEN = 'metrics-token-for-tests';
 
 function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -100,7 +102,7 @@ describe('Resources (HTTP)', () => {
   let app: TestRunloom;
 
   beforeEach(async () => {
-    app = await startTestRunloom({ uploadLimitBytes: UPLOAD_LIMIT });
+    app = await startTestRunloom({ uploadLimitBytes: UPLOAD_LIMIT, metricsToken: METRICS_TOKEN });
   });
   afterEach(async () => {
     await app.close();
@@ -268,7 +270,7 @@ describe('Resources (HTTP)', () => {
 
     it('counts a download in /metrics as an open stream until its body is read or cancelled', async () => {
       const openStreams = async (): Promise<number> => {
-        const metrics = await (await app.request('/metrics')).text();
+        const metrics = await (await app.request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
         const sample = /^runloom_open_streams (\d+)$/m.exec(metrics);
         assert.ok(sample, metrics);
         return Number(sample[1]);

@@ -20,6 +20,8 @@ import {
 const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 const PNG = new Uint8Array(Buffer.from(PNG_BASE64, 'base64'));
 const MISSING_ID = '0190a0b0-0000-7000-8000-0000000000ff';
+/** The operators' credential for /metrics. */
+const METRICS_TOKEN = 'metrics-token-for-tests';
 
 describe('runs over HTTP', function () {
   this.timeout(20_000);
@@ -30,7 +32,7 @@ describe('runs over HTTP', function () {
   before(async () => {
     [openai, anthropic] = await Promise.all([startFakeVendor('openai'), startFakeVendor('anthropic')]);
     // Loopback HTTP tools and callbacks in these tests; the fakes are on loopback too.
-    t = await startTestRunloom({ allowPrivateNetwork: true, runConcurrencyPerAccount: 2 });
+    t = await startTestRunloom({ allowPrivateNetwork: true, runConcurrencyPerAccount: 2, metricsToken: METRICS_TOKEN });
     await useFakeVendor(t, openai);
     await useFakeVendor(t, anthropic);
     await useFakeVendor(t, openai, 'acct-b');
@@ -449,7 +451,7 @@ describe('runs over HTTP', function () {
       const runnable = await createRunnable(t, promptConfig(openai));
       // A sync answer comes once the run's outcome is stored and counted.
       assert.equal((await submit(t, runnable.id, {}, { mode: 'sync' })).status, 200);
-      const metrics = await (await t.request('/metrics')).text();
+      const metrics = await (await t.request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
       const succeeded = /^runloom_runs\{status="succeeded"\} (\d+)$/m.exec(metrics);
       assert.ok(succeeded && Number(succeeded[1]) >= 1, metrics);
       assert.match(metrics, /^runloom_runs\{status="timed_out"\} \d+$/m);

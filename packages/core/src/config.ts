@@ -27,6 +27,11 @@ export interface RunloomConfig {
   runConcurrencyPerAccount: number;
   /** 32-byte key (base64) for encryption and URL signing; generated into `dataDir` when absent. */
   secretKey?: string;
+  /**
+   * The operators' credential for `GET /metrics` (sent as `Authorization: Bearer <token>`); the
+   * figures span every account, so no account token opens it. Undefined: `/metrics` answers 403.
+   */
+  metricsToken?: string;
   /** `ACCOUNT:CLIENT_ID:SECRET` entries: clients created, or given this secret, at start. */
   bootstrapClients: string[];
 }

@@ -35,6 +35,7 @@ export { EvaluationService } from './domain/evaluations/evaluation-service';
 export {
   EVALUATION_METHODS,
   type Evaluation,
+  type EvaluationComparison,
   type EvaluationMethod,
   type EvaluationDetails,
   type Mismatch,

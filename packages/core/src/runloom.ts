@@ -20,7 +20,7 @@ import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 import { webhooksModule } from './domain/webhooks/webhooks-module';
-import type { Exchange } from './http/exchange';
+import type { ConnectionInfo, Exchange } from './http/exchange';
 import { httpModule } from './http/http-module';
 import type { Answer } from './http/http-result';
 import { Router } from './http/router';
@@ -103,9 +103,13 @@ export class Runloom {
     return this.container.get<RunService>(RunService);
   }
 
-  /** Web-standard request in, response out: mount it on any server (see server-adapter). */
-  handle(request: Request): Promise<Response> {
-    return this.router.handle(request);
+  /**
+   * Web-standard request in, response out: mount it on any server (see server-adapter). Pass the
+   * peer's address in `connection` so per-address limits (the token endpoint's) see who is calling;
+   * without it, every caller counts as one unknown address.
+   */
+  handle(request: Request, connection?: ConnectionInfo): Promise<Response> {
+    return this.router.handle(request, connection);
   }
 
   /**

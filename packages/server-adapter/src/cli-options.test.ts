@@ -25,6 +25,7 @@ describe('runloom serve options', () => {
         runConcurrency: undefined,
         runConcurrencyPerAccount: undefined,
         secretKey: undefined,
+        metricsToken: undefined,
       },
     });
   });
@@ -37,6 +38,7 @@ describe('runloom serve options', () => {
         '--base-path', '/api/', '--token-ttl-seconds', '60', '--callback-max-attempts', '3',
         '--callback-initial-backoff-ms', '10', '--rate-limit', '0', '--secret-key', KEY, '--blob-store', '/tmp/blobs',
         '--json-body-limit-bytes', '2048', '--upload-limit-bytes', '4096', '--run-concurrency', '4', '--run-concurrency-per-account', '2',
+        '--metrics-token', 'scrape-me',
       ],
       {},
     );
@@ -59,6 +61,7 @@ describe('runloom serve options', () => {
         runConcurrency: 4,
         runConcurrencyPerAccount: 2,
         secretKey: KEY,
+        metricsToken: 'scrape-me',
       },
     });
   });
@@ -71,6 +74,7 @@ describe('runloom serve options', () => {
       RUNLOOM_ALLOW_PRIVATE_NETWORK: 'true',
       RUNLOOM_BASE_PATH: '/env',
       RUNLOOM_BOOTSTRAP_CLIENTS: 'acct-a:c1:env-secret, acct-b:c2:s2',
+      RUNLOOM_METRICS_TOKEN: 'env-metrics-token',
     };
     const options = parseServeOptions(['--port', '0', '--bootstrap-client', 'acct-a:c1:flag-secret'], env)!;
     assert.equal(options.host, '::1');
@@ -78,6 +82,7 @@ describe('runloom serve options', () => {
     assert.equal(options.runloom.tokenTtlSeconds, 120);
     assert.equal(options.runloom.allowPrivateNetwork, true);
     assert.equal(options.runloom.basePath, '/env');
+    assert.equal(options.runloom.metricsToken, 'env-metrics-token');
     // Upserted in order, so the flag's secret is the one c1 ends with.
     assert.deepEqual(options.runloom.bootstrapClients, ['acct-a:c1:env-secret', 'acct-b:c2:s2', 'acct-a:c1:flag-secret']);
   });
@@ -86,11 +91,12 @@ describe('runloom serve options', () => {
     assert.equal(parseServeOptions(['--help'], {}), undefined);
     for (const flag of ['--host', '--port', '--data-dir', '--database-url', '--bootstrap-client', '--allow-private-network', '--base-path',
       '--token-ttl-seconds', '--callback-max-attempts', '--callback-initial-backoff-ms', '--rate-limit', '--secret-key', '--blob-store',
-      '--json-body-limit-bytes', '--upload-limit-bytes', '--run-concurrency', '--run-concurrency-per-account']) {
+      '--json-body-limit-bytes', '--upload-limit-bytes', '--run-concurrency', '--run-concurrency-per-account', '--metrics-token']) {
       assert.ok(SERVE_USAGE.includes(flag), flag);
     }
     assert.ok(SERVE_USAGE.includes('RUNLOOM_BOOTSTRAP_CLIENTS'));
     assert.ok(SERVE_USAGE.includes('RUNLOOM_CALLBACK_INITIAL_BACKOFF_MS'));
+    assert.ok(SERVE_USAGE.includes('RUNLOOM_METRICS_TOKEN'));
   });
 
   const refused: Array<[string, string[], Record<string, string>, RegExp]> = [
@@ -105,6 +111,8 @@ describe('runloom serve options', () => {
     ['a malformed bootstrap client', ['--bootstrap-client', 'acct-a:only-id'], {}, /ACCOUNT:CLIENT_ID:SECRET/],
     ['a base path without a leading slash', ['--base-path', 'api'], {}, /--base-path must look like \/prefix/],
     ['a secret key of the wrong size', ['--secret-key', Buffer.alloc(16).toString('base64')], {}, /32 bytes in base64/],
+    ['a metrics token with a space', ['--metrics-token', 'two words'], {}, /--metrics-token must be 1–1024 visible ASCII/],
+    ['an empty metrics token in the environment', [], { RUNLOOM_METRICS_TOKEN: '' }, /--metrics-token must be/],
     ['a database URL that is not PostgreSQL', ['--database-url', 'mysql://x'], {}, /postgres:\/\//],
     ['a boolean variable that is not one', [], { RUNLOOM_ALLOW_PRIVATE_NETWORK: 'maybe' }, /RUNLOOM_ALLOW_PRIVATE_NETWORK must be true or false/],
     ['an S3 blob store, which this build lacks', ['--blob-store', 's3://bucket/prefix'], {}, /only a local folder/],

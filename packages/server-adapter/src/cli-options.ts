@@ -41,6 +41,11 @@ const SERVE_FLAGS = {
   'upload-limit-bytes': { type: 'string', value: 'N', help: 'largest resource upload; larger ones get 413 (default 1073741824)' },
   'run-concurrency': { type: 'string', value: 'N', help: 'runs executing at once on this server (default 32)' },
   'run-concurrency-per-account': { type: 'string', value: 'N', help: 'runs of one account executing at once (default 8)' },
+  'metrics-token': {
+    type: 'string',
+    value: 'TOKEN',
+    help: 'the operators\' credential for GET /metrics (Authorization: Bearer TOKEN); account tokens never open it; unset: /metrics answers 403',
+  },
   'secret-key': { type: 'string', value: 'BASE64', help: '32-byte key for encryption and URL signing (default: generated into the data dir)' },
   'blob-store': { type: 'string', value: 'DIR', help: 'folder of resource bytes (default: blobs/ in the data dir)' },
   's3-endpoint': { type: 'string', value: 'URL', help: 'endpoint of an S3-compatible blob store' },
@@ -122,6 +127,7 @@ export function parseServeOptions(args: string[], env: Env): ServeOptions | unde
       runConcurrency: integer('run-concurrency', pick('run-concurrency'), 1),
       runConcurrencyPerAccount: integer('run-concurrency-per-account', pick('run-concurrency-per-account'), 1),
       secretKey: secretKey(pick('secret-key')),
+      metricsToken: metricsToken(pick('metrics-token')),
     },
   };
 }
@@ -211,6 +217,15 @@ function secretKey(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) || Buffer.from(value, 'base64').length !== 32) {
     throw new UsageError('--secret-key must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)');
+  }
+  return value;
+}
+
+/** A bearer token: visible ASCII without spaces, so it fits an Authorization header as sent. */
+function metricsToken(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[\x21-\x7e]{1,1024}$/.test(value)) {
+    throw new UsageError('--metrics-token must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)');
   }
   return value;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { bodyCutOff, bodyTooLarge, type Exchange, readText, refuseDeclaredTooLarge } from '../../core/src/http/exchange';
+import { bodyCutOff, bodyTooLarge, type ConnectionInfo, type Exchange, readText, refuseDeclaredTooLarge } from '../../core/src/http/exchange';
 import { type Answer, jsonBodyText, type SerializedJson } from '../../core/src/http/http-result';
 
 /**
@@ -15,7 +15,9 @@ export interface ToWebRequestOptions {
   response?: ServerResponse;
   /**
    * Behind a reverse proxy you trust: take the scheme and host from `X-Forwarded-Proto` and
-   * `X-Forwarded-Host`. Off by default, since any client can send those headers.
+   * `X-Forwarded-Host`, and the client's address from the last `X-Forwarded-For` entry (the one
+   * your proxy appended). Off by default, since any client can send those headers: the address is
+   * then the socket's peer.
    */
   trustProxy?: boolean;
   /**
@@ -65,6 +67,7 @@ class NodeExchange implements Exchange {
   readonly method: string;
   readonly url: string;
   readonly hasBody: boolean;
+  readonly remoteAddress: string | undefined;
   #request: Request | undefined;
   #bodyRead = false;
 
@@ -75,6 +78,7 @@ class NodeExchange implements Exchange {
     this.method = req.method ?? 'GET';
     this.url = requestUrl(req, options.target ?? req.url, options.trustProxy ?? false);
     this.hasBody = !METHODS_WITHOUT_BODY.has(this.method) && mayHaveBody(req);
+    this.remoteAddress = peerAddress(req, options.trustProxy ?? false);
   }
 
   header(name: string): string | null {
@@ -207,6 +211,19 @@ function requestUrl(req: IncomingMessage, target: string | undefined, trustProxy
   }
   if (host === undefined || !HOST.test(host)) host = localHost(req);
   return `${scheme}://${host}${path}`;
+}
+
+/**
+ * The client's IP address: the socket's peer, or with `trustProxy` the last `X-Forwarded-For`
+ * entry (what the trusted proxy saw; entries before it are whatever the client wrote).
+ */
+export function peerAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
+  if (trustProxy) {
+    const header = req.headers['x-forwarded-for'];
+    const forwarded = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).at(-1);
+    if (forwarded !== undefined) return forwarded;
+  }
+  return req.socket.remoteAddress;
 }
 
 function localHost(req: IncomingMessage): string {
@@ -386,7 +403,8 @@ function write(res: ServerResponse, chunk: Uint8Array): Promise<void> | undefine
 
 /** What a mount needs of Runloom: its web-standard handler, and its native entry when it has one. */
 export interface WebHandler {
-  handle(request: Request): Promise<Response>;
+  /** `connection` carries the peer's address (`Runloom.handle` takes it; a plain handler may ignore it). */
+  handle(request: Request, connection?: ConnectionInfo): Promise<Response>;
   /** `Runloom.dispatch`: when present, requests go through it and JSON answers skip web Request/Response. */
   dispatch?(exchange: Exchange): Promise<Answer>;
 }
@@ -424,7 +442,7 @@ export async function handleNodeRequest(
   }
   let response: Response;
   try {
-    response = await handler.handle(request);
+    response = await handler.handle(request, { remoteAddress: peerAddress(req, options.trustProxy ?? false) });
   } catch {
     await sendAnswer(res, errorJson(500, 'internal error'));
     return;

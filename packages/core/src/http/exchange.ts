@@ -21,11 +21,27 @@ export interface Exchange {
   readText(limit: number): Promise<string>;
   /** The web `Request`, built on first call: for handlers that stream the body or watch the signal. */
   request(): Request;
+  /** The peer's IP address (see `ConnectionInfo`); undefined when the caller did not say. */
+  readonly remoteAddress: string | undefined;
+}
+
+/**
+ * What the connection tells about a request beyond its headers, given by whoever accepted it (a
+ * server adapter, or a host calling `Runloom.handle`).
+ */
+export interface ConnectionInfo {
+  /**
+   * The peer's IP address as the socket sees it: behind a reverse proxy, the proxy's, unless the
+   * adapter was told to trust that proxy's `X-Forwarded-For`. Never taken from a header by default,
+   * since any client can send one. Limits keyed by address (the token endpoint's) read it.
+   */
+  remoteAddress?: string;
 }
 
 /** The exchange of a web `Request` (`Runloom.handle`). */
-export function webExchange(request: Request): Exchange {
+export function webExchange(request: Request, connection: ConnectionInfo = {}): Exchange {
   return {
+    remoteAddress: connection.remoteAddress,
     method: request.method,
     url: request.url,
     hasBody: request.body !== null,

@@ -27,6 +27,7 @@ export const httpModule = new ContainerModule(({ bind }) => {
         const ops = opsRoutes({
           metrics,
           basePath: config.basePath,
+          metricsToken: config.metricsToken,
           allRoutes: () => routes,
           readiness: storeAndQueueReadiness(database, jobQueue),
         });

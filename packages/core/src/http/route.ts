@@ -41,6 +41,8 @@ export interface RouteInput<P, Q, B> {
   principal: Principal;
   request: Request;
   requestId: string;
+  /** The peer's IP address, as the server adapter (or the host) gave it; see `ConnectionInfo`. */
+  remoteAddress: string | undefined;
 }
 
 export interface RouteDefinition<P = any, Q = any, B = any> {

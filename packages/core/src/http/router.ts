@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { jsonDepth, MAX_JSON_DEPTH } from './json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
-import { type Exchange, webExchange } from './exchange';
+import { type ConnectionInfo, type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
 import type { HttpMethod, Principal, RouteDefinition } from './route';
 import { RateLimiter } from './rate-limiter';
@@ -80,9 +80,9 @@ export class Router {
     return this.#openStreams;
   }
 
-  /** Web-standard request in, response out (`Runloom.handle`). */
-  async handle(request: Request): Promise<Response> {
-    return toResponse(await this.dispatch(webExchange(request)));
+  /** Web-standard request in, response out (`Runloom.handle`); `connection` says who sent it. */
+  async handle(request: Request, connection?: ConnectionInfo): Promise<Response> {
+    return toResponse(await this.dispatch(webExchange(request, connection)));
   }
 
   /**
@@ -130,6 +130,7 @@ export class Router {
           return exchange.request();
         },
         requestId,
+        remoteAddress: exchange.remoteAddress,
       });
       answer = toAnswer(result);
     } catch (error) {

@@ -9,11 +9,13 @@ import { authRoutes } from './auth-routes';
 import { AuthService, AuthServiceImpl } from './auth-service';
 import { BearerAuthenticator } from './bearer-authenticator';
 import { SigningKeyRing } from './signing-keys';
+import { TokenThrottle } from './token-throttle';
 
 /** Auth: clients, token issuance and verification, the token endpoint and the JWKS. */
 export const authModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue(authMigrations);
   bind(SigningKeyRing).toSelf().inSingletonScope();
+  bind(TokenThrottle).toSelf().inSingletonScope();
   bind(AuthServiceImpl).toSelf().inSingletonScope();
   bind(AuthService).toService(AuthServiceImpl);
   bind(BearerAuthenticator).toSelf().inSingletonScope();

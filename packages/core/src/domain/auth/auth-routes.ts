@@ -12,7 +12,7 @@ const tokenResponseSchema = z.object({
 });
 
 const oauthErrorSchema = z.object({
-  error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type']),
+  error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'slow_down']),
   error_description: z.string(),
 });
 
@@ -47,11 +47,15 @@ export function authRoutes(auth: AuthService, jsonBodyLimitBytes: number): Route
         200: { description: 'the token', schema: tokenResponseSchema },
         400: { description: 'invalid_request or unsupported_grant_type', schema: oauthErrorSchema },
         401: { description: 'invalid_client: unknown client or wrong secret', schema: oauthErrorSchema },
+        429: {
+          description: 'slow_down: too many failed client authentications from this address; retry after Retry-After seconds (at most 60)',
+          schema: oauthErrorSchema,
+        },
       },
-      handle: async ({ request }) => {
+      handle: async ({ request, remoteAddress }) => {
         try {
           const tokenRequest = await readTokenRequest(request, jsonBodyLimitBytes);
-          return { status: 200, body: await auth.issueToken(tokenRequest), headers: NO_STORE };
+          return { status: 200, body: await auth.issueToken(tokenRequest, { remoteAddress }), headers: NO_STORE };
         } catch (error) {
           if (error instanceof OAuthError) return oauthErrorResult(error);
           throw error;
@@ -78,6 +82,7 @@ function oauthErrorResult(error: OAuthError): HttpResult {
   // RFC 9110 §15.5.2: a 401 carries a challenge; Basic is the scheme this endpoint accepts.
   const headers: Record<string, string> = { ...NO_STORE };
   if (error.status === 401) headers['www-authenticate'] = 'Basic realm="runloom", charset="UTF-8"';
+  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   return { status: error.status, body: { error: error.error, error_description: error.description }, headers };
 }
 

@@ -8,10 +8,12 @@ import { defaultConfig, type RunloomConfig } from '../../config';
 import { ApiError } from '../../http/api-error';
 import type { Clock } from '../../ports/clock';
 import type { Database } from '../../ports/database';
+import type { Logger } from '../../ports/logger';
 import { authMigrations, CLIENTS, SIGNING_KEYS } from './auth-migrations';
 import { AuthServiceImpl, TOKEN_ISSUER } from './auth-service';
 import { OAuthError } from './oauth-error';
 import { SigningKeyRing } from './signing-keys';
+import { TokenThrottle } from './token-throttle';
 
 class ManualClock implements Clock {
   constructor(public ms = Date.UTC(2030, 0, 1, 12)) {}
@@ -28,10 +30,23 @@ const config: RunloomConfig = { ...defaultConfig, tokenTtlSeconds: 600 };
 const hasher = new ScryptPasswordHasher({ logN: 10, r: 8, p: 1 });
 const secretBox = new AesGcmSecretBox(new Uint8Array(32).fill(7));
 
-async function startAuth(database: Database, clock: ManualClock) {
+class RecordingLogger implements Logger {
+  readonly lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+  info(fields: Record<string, unknown>, message: string): void {
+    this.lines.push({ level: 'info', fields, message });
+  }
+  warn(fields: Record<string, unknown>, message: string): void {
+    this.lines.push({ level: 'warn', fields, message });
+  }
+  error(fields: Record<string, unknown>, message: string): void {
+    this.lines.push({ level: 'error', fields, message });
+  }
+}
+
+async function startAuth(database: Database, clock: ManualClock, logger: Logger = new RecordingLogger()) {
   const keys = new SigningKeyRing(database, secretBox, clock, config);
   await keys.start();
-  return { keys, auth: new AuthServiceImpl(database, hasher, keys, clock, new UuidV7Generator(), config) };
+  return { keys, auth: new AuthServiceImpl(database, hasher, keys, clock, new UuidV7Generator(), config, new TokenThrottle(clock), logger) };
 }
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<OAuthError> {
@@ -139,6 +154,112 @@ describe('AuthService', () => {
       await rejectsWith(auth.issueToken(grant(client_id, `${client_secret}x`)), 'invalid_client');
       const unknown = await rejectsWith(auth.issueToken(grant('rlc_unknown', client_secret)), 'invalid_client');
       assert.ok(!unknown.message.includes(client_secret));
+    });
+  });
+
+  describe('issueToken throttling (failed client authentication)', () => {
+    const attacker = { remoteAddress: '198.51.100.7' };
+    const realClient = { remoteAddress: '203.0.113.20' };
+
+    it('answers slow_down (429) with a Retry-After of at most 60 s after 5 failures of a client id from one address; the right secret works once it has passed', async () => {
+      const { client_id, client_secret } = await auth.createClient('acct-a');
+      for (let index = 0; index < 5; index += 1) await rejectsWith(auth.issueToken(grant(client_id, `wrong-${index}`), attacker), 'invalid_client');
+      // The 6th is still checked (and fails), and from then on each failure doubles the wait.
+      await rejectsWith(auth.issueToken(grant(client_id, 'wrong-6'), attacker), 'invalid_client');
+      const throttled = await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down');
+      assert.equal(throttled.status, 429);
+      assert.equal(throttled.retryAfterSeconds, 1);
+      clock.advance(1000);
+      await rejectsWith(auth.issueToken(grant(client_id, 'wrong-7'), attacker), 'invalid_client');
+      assert.equal((await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down')).retryAfterSeconds, 2);
+      clock.advance(2000);
+      assert.equal((await auth.issueToken(grant(client_id, client_secret), attacker)).token_type, 'Bearer');
+    });
+
+    it('grows the back-off to a 60 s cap, and hammering while blocked neither counts nor stretches it', async () => {
+      const { client_id, client_secret } = await auth.createClient('acct-a');
+      for (let index = 0; index < 5; index += 1) await rejectsWith(auth.issueToken(grant(client_id, 'wrong'), attacker), 'invalid_client');
+      const waits: number[] = [];
+      for (let round = 0; round < 10; round += 1) {
+        await rejectsWith(auth.issueToken(grant(client_id, 'wrong'), attacker), 'invalid_client');
+        const wait = (await rejectsWith(auth.issueToken(grant(client_id, 'wrong'), attacker), 'slow_down')).retryAfterSeconds!;
+        waits.push(wait);
+        for (let hammer = 0; hammer < 50; hammer += 1) {
+          assert.equal((await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down')).retryAfterSeconds, wait);
+        }
+        clock.advance(wait * 1000);
+      }
+      assert.deepEqual(waits, [1, 2, 4, 8, 16, 32, 60, 60, 60, 60]);
+      assert.equal((await auth.issueToken(grant(client_id, client_secret), attacker)).token_type, 'Bearer');
+    });
+
+    it('limits one address across client ids: 20 failures over many ids, then every id from it waits', async () => {
+      const { client_id, client_secret } = await auth.createClient('acct-a');
+      for (let index = 0; index < 20; index += 1) await rejectsWith(auth.issueToken(grant(`rlc_guess_${index}`, 'wrong'), attacker), 'invalid_client');
+      await rejectsWith(auth.issueToken(grant('rlc_guess_20', 'wrong'), attacker), 'invalid_client');
+      const throttled = await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down');
+      assert.ok(throttled.retryAfterSeconds! >= 1 && throttled.retryAfterSeconds! <= 60);
+      // Another address is not affected.
+      assert.equal((await auth.issueToken(grant(client_id, client_secret), realClient)).token_type, 'Bearer');
+    });
+
+    it('never lets an attacker hammering a client id from one address keep the real client on another address out', async () => {
+      const { client_id, client_secret } = await auth.createClient('acct-a');
+      for (let index = 0; index < 520; index += 1) {
+        await auth.issueToken(grant(client_id, `guess-${index}`), attacker).catch(() => undefined);
+        if (index % 50 === 0) assert.equal((await auth.issueToken(grant(client_id, client_secret), realClient)).token_type, 'Bearer');
+      }
+      assert.equal((await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down')).status, 429);
+      assert.equal((await auth.issueToken(grant(client_id, client_secret), realClient)).token_type, 'Bearer');
+    });
+
+    it('counts concurrent guesses before any is checked: a burst gets only its free failures checked', async () => {
+      const { client_id } = await auth.createClient('acct-a');
+      const outcomes = await Promise.all(
+        Array.from({ length: 40 }, (_, index) => auth.issueToken(grant(client_id, `burst-${index}`), attacker).catch((error: OAuthError) => error.error)),
+      );
+      assert.equal(outcomes.filter((outcome) => outcome === 'invalid_client').length, 6);
+      assert.equal(outcomes.filter((outcome) => outcome === 'slow_down').length, 34);
+    });
+
+    it('clears the count of a client id from an address on success, and treats IPv4-mapped IPv6 as its IPv4 address', async () => {
+      const { client_id, client_secret } = await auth.createClient('acct-a');
+      for (let round = 0; round < 3; round += 1) {
+        for (let index = 0; index < 5; index += 1) await rejectsWith(auth.issueToken(grant(client_id, 'typo'), attacker), 'invalid_client');
+        assert.equal((await auth.issueToken(grant(client_id, client_secret), attacker)).token_type, 'Bearer');
+      }
+      for (let index = 0; index < 6; index += 1) await rejectsWith(auth.issueToken(grant(client_id, 'typo'), { remoteAddress: '::ffff:198.51.100.7' }), 'invalid_client');
+      await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down');
+    });
+
+    it('logs each failure and each throttled attempt with address, reason and known client id, never the secret', async () => {
+      const logger = new RecordingLogger();
+      ({ auth } = await startAuth(database, clock, logger));
+      const { client_id, client_secret } = await auth.createClient('acct-a');
+      const secrets = ['wrong-secret-one', 'wrong-secret-two', 'wrong-secret-3', 'wrong-secret-4', 'wrong-secret-5', 'wrong-secret-6'];
+      for (const secret of secrets) await rejectsWith(auth.issueToken(grant(client_id, secret), attacker), 'invalid_client');
+      await rejectsWith(auth.issueToken(grant('rlc_nobody', 'nobody-secret'), attacker), 'invalid_client');
+      await rejectsWith(auth.issueToken(grant(client_id, client_secret), attacker), 'slow_down');
+      await rejectsWith(auth.issueToken(grant(`pasted ${client_secret}`, 'x'), realClient), 'invalid_client');
+
+      assert.equal(logger.lines.length, 9);
+      assert.ok(logger.lines.every((line) => line.level === 'warn'));
+      assert.deepEqual(logger.lines[0]!.fields, {
+        event: 'auth.client_authentication',
+        remoteAddress: '198.51.100.7',
+        clientId: client_id,
+        outcome: 'wrong_secret',
+        failures: 1,
+        addressFailures: 1,
+        retryAfterSeconds: 0,
+      });
+      assert.equal(logger.lines[5]!.fields.retryAfterSeconds, 1);
+      // An id that names no client is not logged: it may be a secret pasted into the wrong field.
+      assert.deepEqual([logger.lines[6]!.fields.outcome, logger.lines[6]!.fields.clientId], ['unknown_client', null]);
+      assert.deepEqual([logger.lines[7]!.fields.outcome, logger.lines[7]!.message], ['throttled', 'client authentication throttled']);
+      assert.deepEqual([logger.lines[8]!.fields.outcome, logger.lines[8]!.fields.clientId], ['unknown_client', null]);
+      const logged = JSON.stringify(logger.lines);
+      for (const secret of [...secrets, 'nobody-secret', client_secret]) assert.ok(!logged.includes(secret), secret);
     });
   });
 

@@ -5,11 +5,14 @@ import { ApiError } from '../../http/api-error';
 import type { Principal } from '../../http/route';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Doc } from '../../ports/database';
+import type { ConnectionInfo } from '../../http/exchange';
 import { IdGenerator } from '../../ports/id-generator';
+import { Logger } from '../../ports/logger';
 import { PasswordHasher } from '../../ports/password-hasher';
 import { CLIENTS } from './auth-migrations';
 import { OAuthError } from './oauth-error';
 import { SIGNING_ALGORITHM, SigningKeyRing } from './signing-keys';
+import { TokenThrottle } from './token-throttle';
 import { VerifiedTokenCache } from './verified-token-cache';
 
 export const AuthService = Symbol.for('runloom.AuthService');
@@ -43,8 +46,13 @@ export interface AuthService {
   createClient(accountId: string): Promise<ClientCredentials>;
   /** Creates the client, or sets its secret when it exists in the same account (bootstrap). */
   upsertClient(accountId: string, clientId: string, secret: string): Promise<'created' | 'updated' | 'unchanged'>;
-  /** The client-credentials grant; throws `OAuthError` for a refused request. */
-  issueToken(request: TokenRequest): Promise<TokenResponse>;
+  /**
+   * The client-credentials grant; throws `OAuthError` for a refused request. Failed client
+   * authentications are throttled per client id and address (`TokenThrottle`): `slow_down` (429)
+   * with the seconds to wait. Without `connection.remoteAddress` the caller counts as one unknown
+   * address.
+   */
+  issueToken(request: TokenRequest, connection?: ConnectionInfo): Promise<TokenResponse>;
   /** Who a bearer token speaks for; throws `ApiError` UNAUTHORIZED for any token it refuses. */
   verify(token: string): Promise<Principal>;
   /** The JWKS `keys`: every public key that may still verify a live token. */
@@ -82,6 +90,8 @@ export class AuthServiceImpl implements AuthService {
     @inject(Clock) private readonly clock: Clock,
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(RunloomConfig) private readonly config: RunloomConfig,
+    @inject(TokenThrottle) private readonly throttle: TokenThrottle,
+    @inject(Logger) private readonly logger: Logger,
   ) {}
 
   async createClient(accountId: string): Promise<ClientCredentials> {
@@ -123,7 +133,7 @@ export class AuthServiceImpl implements AuthService {
     return 'updated';
   }
 
-  async issueToken(request: TokenRequest): Promise<TokenResponse> {
+  async issueToken(request: TokenRequest, connection: ConnectionInfo = {}): Promise<TokenResponse> {
     if (!request.grant_type) throw new OAuthError('invalid_request', 'grant_type is required; use client_credentials');
     if (request.grant_type !== 'client_credentials') {
       throw new OAuthError('unsupported_grant_type', 'only grant_type client_credentials is supported');
@@ -132,9 +142,30 @@ export class AuthServiceImpl implements AuthService {
     if (!clientId || !secret) {
       throw new OAuthError('invalid_client', 'client authentication is required: client_id and client_secret, in the body or by HTTP Basic');
     }
+    const { remoteAddress } = connection;
+    const attempt = this.throttle.begin({ clientId, remoteAddress });
+    // Logged without the secret, and without a client id that names no client (it may be a secret pasted into the wrong field).
+    const logFields = { event: 'auth.client_authentication', remoteAddress: remoteAddress ?? null };
+    if ('retryAfterSeconds' in attempt) {
+      this.logger.warn({ ...logFields, clientId: null, outcome: 'throttled', retryAfterSeconds: attempt.retryAfterSeconds }, 'client authentication throttled');
+      throw new OAuthError(
+        'slow_down',
+        `too many failed client authentications from this address; retry in ${attempt.retryAfterSeconds} s`,
+        attempt.retryAfterSeconds,
+      );
+    }
+    // The hasher compares in constant time, and an unknown client costs one hash like a known one.
     const client = (await this.database.get(CLIENTS, clientId)) as ClientRecord | undefined;
     const matches = await this.hasher.verify(secret, client?.secret_hash ?? (await this.decoy()));
-    if (!client || !matches) throw new OAuthError('invalid_client', 'unknown client or wrong client secret');
+    if (!client || !matches) {
+      const { failures, addressFailures, retryAfterSeconds } = attempt.failed();
+      this.logger.warn(
+        { ...logFields, clientId: client?.id ?? null, outcome: client ? 'wrong_secret' : 'unknown_client', failures, addressFailures, retryAfterSeconds },
+        'client authentication failed',
+      );
+      throw new OAuthError('invalid_client', 'unknown client or wrong client secret');
+    }
+    attempt.succeeded();
 
     const { kid, privateKey } = this.keys.currentSigner();
     const issuedAt = Math.floor(this.clock.now().getTime() / 1000);

@@ -36,6 +36,7 @@ describe('evaluation methods', () => {
 
   it('exact compares text exactly and names the first differing character', async () => {
     assert.deepEqual(await score('exact', textLabel('Paris'), text('Paris')), {
+      comparison: 'exact',
       score: 1,
       passed: true,
       details: { output_resource_name: 'out', message: 'the output equals the label' },
@@ -50,6 +51,26 @@ describe('evaluation methods', () => {
     assert.equal((await score('exact', objectLabel({ a: 1 }), text('{"a":1}'))).passed, true);
     assert.equal((await score('exact', textLabel('{"a": 1}'), object({ a: 1 }))).passed, true);
     assert.equal((await score('exact', objectLabel({ a: 1 }), object({ a: 2 }))).passed, false);
+    assert.equal((await score('exact', objectLabel({ a: 1 }), object({ a: 1 }))).comparison, 'json_equal');
+    assert.equal((await score('exact', textLabel('{"a": 1}'), object({ a: 1 }))).comparison, 'json_equal');
+  });
+
+  it('compares a partial label as a subset whatever the method asks, and says so in comparison', async () => {
+    const label = objectLabel({ city: 'Paris', landmarks: ['Eiffel Tower'] }, true);
+    const output = object({ city: 'Paris', country: 'France', landmarks: ['Eiffel Tower', 'Louvre'] });
+    for (const method of ['json_equal', 'exact', 'json_subset'] as const) {
+      const result = await score(method, label, output);
+      assert.deepEqual(
+        { comparison: result.comparison, score: result.score, passed: result.passed, matched: result.details.matched_leaves, total: result.details.total_leaves },
+        { comparison: 'json_subset', score: 1, passed: true, matched: 2, total: 2 },
+        method,
+      );
+    }
+    const missed = await score('json_equal', label, object({ city: 'Lyon', landmarks: ['Eiffel Tower'] }));
+    assert.deepEqual([missed.comparison, missed.score, missed.passed], ['json_subset', 0.5, false]);
+    // The same label, not partial, is compared for equality.
+    const full = await score('json_equal', objectLabel({ city: 'Paris', landmarks: ['Eiffel Tower'] }), output);
+    assert.deepEqual([full.comparison, full.passed], ['json_equal', false]);
   });
 
   it('json_equal lists what is different, missing and unexpected', async () => {

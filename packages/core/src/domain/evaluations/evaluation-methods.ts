@@ -3,7 +3,7 @@ import { InvalidPatternError, type PatternMatcher, PatternTimeoutError } from '.
 import type { GoldLabel } from '../gold-labels/gold-label-schemas';
 import { jsonDepth, MAX_JSON_DEPTH } from '../../http/json-depth';
 import type { RunOutput } from '../runs/run-record';
-import type { EvaluationDetails, EvaluationMethod, Mismatch } from './evaluation-schemas';
+import type { EvaluationComparison, EvaluationDetails, EvaluationMethod, Mismatch } from './evaluation-schemas';
 
 /** Longest regex a label may hold; longer ones are refused before they run. */
 export const MAX_PATTERN_LENGTH = 2000;
@@ -15,7 +15,12 @@ const MAX_PREVIEW_LENGTH = 200;
 
 export type LabelValue = Pick<GoldLabel, 'output_resource_name' | 'text_value' | 'object_value' | 'object_value_is_partial'>;
 
+/** What one comparison finds; `scoreOutput` adds which comparison it was. */
+type Finding = Omit<Score, 'comparison'>;
+
 export interface Score {
+  /** The comparison that ran: the method's own, except where the label's form decides (see `scoreOutput`). */
+  comparison: EvaluationComparison;
   score: number;
   passed: boolean;
   details: EvaluationDetails;
@@ -28,17 +33,45 @@ export function defaultMethod(label: LabelValue): EvaluationMethod {
 }
 
 /**
- * Scores a run output against a gold label (DESIGN 2.5, 2.8). Throws 400 when the label cannot be
+ * Scores a run output against a gold label (docs/api.md, "Evaluations"). Throws 400 when the label cannot be
  * used with the method (an object label for a text method, label text that is not JSON for a
  * JSON method, a pattern that does not compile or runs too long); an output that is missing or not
  * JSON simply scores 0.
+ *
+ * A partial object label (`object_value_is_partial`) only says what the output must contain, so it
+ * is compared as a subset whatever the method (`json_equal`, and `exact`, which compares an object
+ * label as JSON); `comparison` in the result says which comparison ran.
  */
 export async function scoreOutput(method: EvaluationMethod, label: LabelValue, output: RunOutput | undefined, patterns: PatternMatcher): Promise<Score> {
+  const comparison = comparisonOf(method, label, output);
+  const { score, passed, details } = await compare(comparison, method, label, output, patterns);
+  return { comparison, score, passed, details };
+}
+
+/**
+ * The comparison `method` runs on this label and output: `exact` compares JSON values when either
+ * side is an object; a partial object label is compared as a subset.
+ */
+function comparisonOf(method: EvaluationMethod, label: LabelValue, output: RunOutput | undefined): EvaluationComparison {
+  const partial = label.object_value !== null && label.object_value_is_partial;
+  if (method === 'json_equal') return partial ? 'json_subset' : 'json_equal';
+  if (method !== 'exact') return method;
+  if (partial) return 'json_subset';
+  return label.object_value !== null || (output !== undefined && output.text_value === undefined) ? 'json_equal' : 'exact';
+}
+
+async function compare(
+  comparison: EvaluationComparison,
+  method: EvaluationMethod,
+  label: LabelValue,
+  output: RunOutput | undefined,
+  patterns: PatternMatcher,
+): Promise<Finding> {
   const name = label.output_resource_name;
   if (method === 'contains' || method === 'regex') requireTextLabel(method, label);
   const expectedJson = method === 'json_equal' || method === 'json_subset' ? labelJson(method, label) : undefined;
   if (output === undefined) return failed(name, `the run has no output named '${name}'`);
-  switch (method) {
+  switch (comparison) {
     case 'exact':
       return exact(label, output);
     case 'contains':
@@ -46,13 +79,14 @@ export async function scoreOutput(method: EvaluationMethod, label: LabelValue, o
     case 'regex':
       return regex(label.text_value!, output, name, patterns);
     case 'json_equal':
-      return jsonEqual(expectedJson!.value, output, name);
+      return method === 'exact' ? exact(label, output) : jsonEqual(expectedJson!.value, output, name);
     case 'json_subset':
-      return jsonSubset(expectedJson!.value, output, name);
+      // A partial label always holds an object value.
+      return jsonSubset(expectedJson?.value ?? label.object_value, output, name);
   }
 }
 
-function exact(label: LabelValue, output: RunOutput): Score {
+function exact(label: LabelValue, output: RunOutput): Finding {
   const name = label.output_resource_name;
   // An object on either side makes it a comparison of JSON values, key order aside.
   if (label.object_value !== null || output.text_value === undefined) {
@@ -71,13 +105,13 @@ function exact(label: LabelValue, output: RunOutput): Score {
   return { score: 0, passed: false, details: { output_resource_name: name, message, first_difference_at: index } };
 }
 
-function contains(expected: string, output: RunOutput, name: string): Score {
+function contains(expected: string, output: RunOutput, name: string): Finding {
   const index = outputText(output).indexOf(expected);
   const message = index >= 0 ? `the output contains the label text at character ${index}` : 'the output does not contain the label text';
   return { score: index >= 0 ? 1 : 0, passed: index >= 0, details: { output_resource_name: name, message, found_at: index >= 0 ? index : null } };
 }
 
-async function regex(pattern: string, output: RunOutput, name: string, patterns: PatternMatcher): Promise<Score> {
+async function regex(pattern: string, output: RunOutput, name: string, patterns: PatternMatcher): Promise<Finding> {
   if (pattern.length > MAX_PATTERN_LENGTH) throw labelError(`the gold label's pattern is ${pattern.length} characters long; regex takes at most ${MAX_PATTERN_LENGTH}`);
   let found: { text: string; index: number } | null;
   try {
@@ -96,7 +130,7 @@ async function regex(pattern: string, output: RunOutput, name: string, patterns:
   return { score: found ? 1 : 0, passed: found !== null, details: { output_resource_name: name, message, match } };
 }
 
-function jsonEqual(expected: unknown, output: RunOutput, name: string): Score {
+function jsonEqual(expected: unknown, output: RunOutput, name: string): Finding {
   const actual = outputJson(output);
   if (actual === undefined) return failed(name, 'the output is not JSON');
   const mismatches: Mismatch[] = [];
@@ -109,7 +143,7 @@ function jsonEqual(expected: unknown, output: RunOutput, name: string): Score {
   };
 }
 
-function jsonSubset(expected: unknown, output: RunOutput, name: string): Score {
+function jsonSubset(expected: unknown, output: RunOutput, name: string): Finding {
   const actual = outputJson(output);
   const total = countLeaves(expected);
   if (actual === undefined) {
@@ -277,11 +311,11 @@ function requireTextLabel(method: EvaluationMethod, label: LabelValue): void {
   }
 }
 
-function passed(name: string, message: string): Score {
+function passed(name: string, message: string): Finding {
   return { score: 1, passed: true, details: { output_resource_name: name, message } };
 }
 
-function failed(name: string, message: string): Score {
+function failed(name: string, message: string): Finding {
   return { score: 0, passed: false, details: { output_resource_name: name, message } };
 }
 

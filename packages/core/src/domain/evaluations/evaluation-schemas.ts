@@ -3,13 +3,22 @@ import { z } from 'zod';
 /** DESIGN 2.5 / 2.8: how an output is scored against its gold label. */
 export const EVALUATION_METHODS = ['exact', 'contains', 'regex', 'json_equal', 'json_subset'] as const;
 export type EvaluationMethod = (typeof EVALUATION_METHODS)[number];
+/**
+ * The comparison that ran for a method: the method's own, but `exact` compares JSON values
+ * (`json_equal`) when either side is an object, and a partial object label is always compared as a
+ * subset (`json_subset`), `json_equal` and `exact` included.
+ */
+export type EvaluationComparison = EvaluationMethod;
 
 /** An evaluation as answered (DESIGN 2.5). */
 export interface Evaluation {
   id: string;
   run_id: string;
   gold_label_id: string;
+  /** The method asked for (or the label's default). */
   method: EvaluationMethod;
+  /** The comparison that ran (see `EvaluationComparison`). */
+  comparison: EvaluationComparison;
   /** 0..1; 1 is a full match. */
   score: number;
   passed: boolean;
@@ -63,7 +72,10 @@ export const evaluationSchema = z.object({
   id: z.uuid(),
   run_id: z.uuid(),
   gold_label_id: z.uuid(),
-  method: z.enum(EVALUATION_METHODS),
+  method: z.enum(EVALUATION_METHODS).describe('the method asked for, or the default for the label'),
+  comparison: z
+    .enum(EVALUATION_METHODS)
+    .describe('the comparison that ran: exact on a JSON value compares as json_equal; a partial label always compares as json_subset'),
   score: z.number().min(0).max(1),
   passed: z.boolean(),
   details: z.object({

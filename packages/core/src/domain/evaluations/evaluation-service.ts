@@ -17,7 +17,8 @@ export const evaluationMigrations: Migration[] = [
   { id: 'evaluations/001-create', steps: [{ createCollection: COLLECTION, fields: { account_id: 'text', run_id: 'text', created_at: 'text' } }] },
 ];
 
-type EvaluationRecord = Evaluation & AccountRecord;
+/** `comparison` is absent from evaluations stored before it was recorded. */
+type EvaluationRecord = Omit<Evaluation, 'comparison'> & Partial<Pick<Evaluation, 'comparison'>> & AccountRecord;
 
 /**
  * Evaluations (DESIGN 2.5): a run output scored against one of the run's gold labels, kept as the
@@ -45,13 +46,14 @@ export class EvaluationService {
     const label = await this.goldLabels.get(accountId, runId, input.gold_label_id);
     const method = input.method ?? defaultMethod(label);
     const output = run.outputs.find((candidate) => candidate.name === label.output_resource_name);
-    const { score, passed, details } = await scoreOutput(method, label, output, this.patterns);
+    const { comparison, score, passed, details } = await scoreOutput(method, label, output, this.patterns);
     const record: EvaluationRecord = {
       id: this.ids.newId(),
       account_id: accountId,
       run_id: run.id,
       gold_label_id: label.id,
       method,
+      comparison,
       score,
       passed,
       details,
@@ -107,6 +109,8 @@ function toEvaluation(record: EvaluationRecord): Evaluation {
     run_id: record.run_id,
     gold_label_id: record.gold_label_id,
     method: record.method,
+    // Stored before `comparison` was recorded: the method named is all that is known.
+    comparison: record.comparison ?? record.method,
     score: record.score,
     passed: record.passed,
     details: record.details,

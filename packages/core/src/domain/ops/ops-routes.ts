@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { apiErrorBody } from '../../http/error-schema';
 import { buildOpenApiDocument } from '../../http/openapi';
 import { route, type RouteDefinition } from '../../http/route';
 import type { MetricsRegistry } from './metrics';
+import { requireMetricsToken } from './metrics-access';
 
 export interface Readiness {
   /** Each check's name and whether it passes: the store open, the job queue running, … */
@@ -16,6 +18,8 @@ export function opsRoutes(deps: {
   metrics: MetricsRegistry;
   readiness: Readiness;
   basePath: string;
+  /** The operators' credential for `/metrics`; undefined leaves `/metrics` off (403). */
+  metricsToken: string | undefined;
   allRoutes: () => readonly RouteDefinition[];
 }): RouteDefinition[] {
   let openApiDocument: string | undefined;
@@ -48,11 +52,20 @@ export function opsRoutes(deps: {
     route({
       method: 'GET',
       path: '/metrics',
+      // Not an account's route: it checks the operators' metrics token itself.
+      public: true,
       tag: 'ops',
-      summary: 'Prometheus metrics: requests by route and status, runs by status, queue depth, open streams',
-      responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain' } },
-      handle: async () =>
-        new Response(await deps.metrics.render(), { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } }),
+      summary:
+        'Prometheus metrics: requests by route and status, runs by status, queue depth, open streams. For operators: send Authorization: Bearer <metrics token> (--metrics-token), never an account token',
+      responses: {
+        200: { description: 'Prometheus text exposition format', contentType: 'text/plain' },
+        401: { description: 'the metrics token is missing or wrong (an account token is refused too)', schema: apiErrorBody },
+        403: { description: 'no metrics token is configured, so /metrics is off; the message says how to enable it', schema: apiErrorBody },
+      },
+      handle: async ({ request }) => {
+        await requireMetricsToken(request.headers.get('authorization'), deps.metricsToken);
+        return new Response(await deps.metrics.render(), { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
+      },
     }),
     route({
       method: 'GET',
