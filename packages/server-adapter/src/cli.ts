@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { ContainerModule } from 'inversify';
 import pino from 'pino';
-import { PinoLogger } from '../../core/src/adapters/node/pino-logger';
-import { BlobStore, createRunloom, LocalDiskBlobStore, Logger } from '../../core/src/index';
+import { LocalDiskBlobStore, PinoLogger } from '@runloom/core/node';
+import { BlobStore, createRunloom, Logger } from '@runloom/core';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
