@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-import { ContainerModule } from 'inversify';
 import pino from 'pino';
 import { LocalDiskBlobStore, PinoLogger } from '@runloom/core/node';
-import { BlobStore, createRunloom, Logger } from '@runloom/core';
+import { BlobStore, ContainerModule, createRunloom, Logger } from '@runloom/core';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
