@@ -1,7 +1,7 @@
 // One script builds every bundle: CommonJS for Node (sql.js and isomorphic-git rely on dynamic
 // requires that ESM bundles break), names kept so DI errors name real classes, sourcemaps on.
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -27,26 +27,76 @@ const aiSdkApart = {
   },
 };
 
-/** Bundles of this repository; `wasm` marks those that open the embedded sql.js store. */
+/**
+ * The public entry points of @runloom/core (its package.json `exports`). They are views of one
+ * bundle, `runloom-core.js`, not bundles of their own: a bundle per entry would give each its own
+ * copy of the port symbols and error classes, and a host binding `@runloom/core/node`'s adapters to
+ * `@runloom/core`'s tokens would get "No bindings found".
+ */
+const coreEntries = {
+  index: 'packages/core/src/index.ts',
+  node: 'packages/core/src/node.ts',
+  testing: 'packages/core/src/testing/index.ts',
+};
+const coreNamespace = (name) => (name === 'index' ? 'main' : name);
+const coreBundleEntry = {
+  name: 'runloom-core-entry',
+  setup(build) {
+    build.onResolve({ filter: /^runloom-core-entry$/ }, () => ({ path: 'runloom-core-entry', namespace: 'runloom-core-entry' }));
+    build.onLoad({ filter: /.*/, namespace: 'runloom-core-entry' }, () => ({
+      contents: Object.entries(coreEntries)
+        .map(([name, file]) => `export * as ${coreNamespace(name)} from ${JSON.stringify(path.resolve(file))};`)
+        .join('\n'),
+      resolveDir: path.resolve('packages/core'),
+      loader: 'ts',
+    }));
+  },
+};
+
+/** Writes `dist/<entry>.js` for each public entry: its namespace of `runloom-core.js`, names listed for Node's ESM loader. */
+function writeCoreEntryPoints(outdir) {
+  const bundle = createRequire(path.resolve(outdir, 'runloom-core.js'))('./runloom-core.js');
+  for (const name of Object.keys(coreEntries)) {
+    const names = Object.keys(bundle[coreNamespace(name)]);
+    writeFileSync(
+      path.join(outdir, `${name}.js`),
+      [
+        '"use strict";',
+        `// @runloom/core${name === 'index' ? '' : `/${name}`}: a view of runloom-core.js, the one bundle every entry point shares.`,
+        `module.exports = require("./runloom-core.js").${coreNamespace(name)};`,
+        '// The export names, for the import of this CommonJS module from ECMAScript modules:',
+        `0 && (module.exports = { ${names.join(', ')} });`,
+        '',
+      ].join('\n'),
+    );
+  }
+}
+
+/**
+ * Bundles of this repository; `wasm` marks those that open the embedded sql.js store. The server
+ * adapter requires @runloom/core at run time (its dependency), so a host mounting it shares the
+ * core it created; inside the repository that resolves to packages/core/dist.
+ */
 const bundles = [
   {
     entryPoints: {
-      index: 'packages/core/src/index.ts',
+      'runloom-core': 'runloom-core-entry',
       'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
       'ai-sdk': aiSdkEntry,
     },
     outdir: 'packages/core/dist',
+    plugins: [coreBundleEntry],
     wasm: true,
+    after: writeCoreEntryPoints,
   },
   {
     entryPoints: {
       index: 'packages/server-adapter/src/index.ts',
       cli: 'packages/server-adapter/src/cli.ts',
-      'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
-      'ai-sdk': aiSdkEntry,
     },
     outdir: 'packages/server-adapter/dist',
-    wasm: true,
+    external: ['@runloom/core', '@runloom/core/*'],
+    wasm: false,
   },
   {
     entryPoints: {
@@ -60,7 +110,7 @@ const bundles = [
 
 const watch = process.argv.includes('--watch');
 
-for (const { wasm, external = [], ...options } of bundles) {
+for (const { wasm, external = [], plugins = [], after, ...options } of bundles) {
   const buildOptions = {
     ...options,
     bundle: true,
@@ -70,16 +120,29 @@ for (const { wasm, external = [], ...options } of bundles) {
     keepNames: true,
     sourcemap: true,
     external: [...external, 'pg-native'],
-    plugins: [aiSdkApart],
+    plugins: [...plugins, aiSdkApart],
     supported: { 'dynamic-import': false },
     logLevel: 'warning',
   };
   mkdirSync(options.outdir, { recursive: true });
   if (wasm) copyFileSync(sqlWasm, path.join(options.outdir, 'sql-wasm.wasm'));
   if (watch) {
-    const context = await esbuild.context(buildOptions);
+    const context = await esbuild.context({ ...buildOptions, plugins: [...buildOptions.plugins, afterEachBuild(after, options.outdir)] });
     await context.watch();
   } else {
     await esbuild.build(buildOptions);
+    after?.(options.outdir);
   }
+}
+
+/** Runs `after` at the end of each successful rebuild in watch mode. */
+function afterEachBuild(after, outdir) {
+  return {
+    name: 'after-each-build',
+    setup(build) {
+      build.onEnd((result) => {
+        if (after && result.errors.length === 0) after(outdir);
+      });
+    },
+  };
 }

@@ -4,11 +4,41 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { builtinModules } from 'node:module';
 
+/**
+ * Packages meet only through their names and public entry points (`@runloom/core`,
+ * `@runloom/core/node`, `@runloom/core/testing`): a relative path into another package, or a deep
+ * import, would reach internals that the packed package does not ship.
+ */
+const intoCore = [
+  {
+    group: ['**/core/src', '**/core/src/**', '**/packages/core/**', '../../core', '../../core/**'],
+    message: "import '@runloom/core' (or '/node', '/testing') by name, not core's files.",
+  },
+  {
+    regex: '^@runloom/core/(?!(node|testing)$)',
+    message: "only '@runloom/core', '@runloom/core/node' and '@runloom/core/testing' are public.",
+  },
+];
+const intoOtherPackages = [
+  {
+    group: ['**/server-adapter/src', '**/server-adapter/src/**', '**/packages/server-adapter/**', '**/vscode/src', '**/vscode/src/**', '**/packages/vscode/**'],
+    message: 'packages import each other by name, never by relative path.',
+  },
+];
+/** The core depends on no other Runloom package, and imports itself by relative path. */
+const fromCore = [...intoOtherPackages, { group: ['@runloom/*'], message: 'the core imports no Runloom package, itself included.' }];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.runloom-data/**', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: globals.node } },
+  {
+    // Command launchers are CommonJS scripts that require the built bundle.
+    files: ['packages/*/bin/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   {
     files: ['**/*.ts'],
     languageOptions: {
@@ -22,6 +52,14 @@ export default tseslint.config(
     },
   },
   {
+    files: ['packages/server-adapter/**/*.ts', 'packages/vscode/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...intoCore, ...intoOtherPackages] }] },
+  },
+  {
+    files: ['packages/core/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: fromCore }] },
+  },
+  {
     // The domain layer runs anywhere: no Node built-ins and no adapters.
     files: ['packages/core/src/domain/**/*.ts'],
     ignores: ['**/*.test.ts'],
@@ -31,6 +69,7 @@ export default tseslint.config(
         patterns: [
           { group: ['node:*'], message: 'domain code must not import Node built-ins; use a port.' },
           { group: ['**/adapters/**'], message: 'domain code must not import adapters; depend on a port.' },
+          ...fromCore,
         ],
       }],
     },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { createAccountRecords } from './support/account-records';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { sampleFromSchema } from './support/json-schema-sample';

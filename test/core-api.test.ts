@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApiError, createRunloom, type Runloom } from '../packages/core/src/index';
-import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 
 /**
  * The whole product through the core API alone, as a Node app embeds it (README "Embedding"): no

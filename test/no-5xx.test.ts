@@ -5,7 +5,7 @@ import net, { type AddressInfo } from 'node:net';
 import { ContainerModule } from 'inversify';
 import { Clock, Logger } from '../packages/core/src/index';
 import { listen } from '../packages/server-adapter/src/serve';
-import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { createAccountRecords } from './support/account-records';
 import { startTestRunloom, TEST_ORIGIN, type TestRunloom } from './support/harness';
 import {

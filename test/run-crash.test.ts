@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createRunloom, MAX_RUN_ATTEMPTS, type Runloom, type RunView } from '../packages/core/src/index';
-import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 
 const CHILD = path.join(__dirname, 'fixtures', 'run-crash-child.ts');
 const ACCOUNT = 'acct-crash';

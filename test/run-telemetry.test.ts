@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { createRunnable, promptConfig, submit, useFakeVendor, type Json } from './support/runs';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ContainerModule } from 'inversify';
 import { Database, type WriteOp } from '../packages/core/src/ports/database';
-import { startFakeVendor, type FakeVendorServer } from './fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { createRunnable, promptConfig, submit, useFakeVendor, waitForRun, type Json } from './support/runs';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { FakeVendorServer } from '../fixtures/fake-vendors';
+import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vendors';
 import type { TestRunloom } from './harness';
 
 /** Ids of one record of each kind an account can own, keyed by the kind route parameters name. */

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ContainerModule } from 'inversify';
-import { createRunloom, PasswordHasher, ScryptPasswordHasher, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
+import { createRunloom, PasswordHasher, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
+import { ScryptPasswordHasher } from '../../packages/core/src/node';
 
 export interface TestRunloom {
   /** The running instance; a new object after `restart()`. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { FakeVendorServer } from '../fixtures/fake-vendors';
+import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vendors';
 import type { TestRunloom } from './harness';
 
 /** HTTP helpers for tests of runs: providers, runnables, resources, submissions and polling. */

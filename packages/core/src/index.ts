@@ -1,20 +1,17 @@
 export * from './ports';
 export * from './config';
 export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
+// The inversify the core is built with: a host's `modules` must come from this copy of it.
+export { ContainerModule } from 'inversify';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';
 export { Router } from './http/router';
-export type { Exchange } from './http/exchange';
-export type { Answer, SerializedJson } from './http/http-result';
+// What a server adapter needs to translate its host's requests (see @runloom/server-adapter).
+export { bodyCutOff, bodyTooLarge, readText, refuseDeclaredTooLarge, type ConnectionInfo, type Exchange } from './http/exchange';
+export { jsonBodyText, jsonResponse, JSON_CONTENT_TYPE, type Answer, type SerializedJson } from './http/http-result';
 export { Lifecycle } from './domain/lifecycle';
 export { Migrations } from './domain/storage/migrations';
 export { Repository } from './domain/storage/repository';
-export { MemoryDatabase } from './adapters/memory/memory-database';
-export { openSqlJsDatabase, SqlJsDatabase, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
-export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
-export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';
-export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
-export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export * from './domain/runs/run-record';
 export { RunRepository, RUNS_COLLECTION } from './domain/runs/run-repository';
 export { RunService, type SubmittedRun } from './domain/runs/run-service';
@@ -23,7 +20,6 @@ export type { RunRequest, ListRunsQuery, RunMode } from './domain/runs/run-schem
 export { AuthService, type ClientCredentials, type TokenRequest, type TokenResponse } from './domain/auth/auth-service';
 export { OAuthError, type OAuthErrorCode } from './domain/auth/oauth-error';
 export { parseBootstrapClients, type BootstrapClient } from './domain/auth/bootstrap-clients';
-export { ScryptPasswordHasher } from './adapters/node/scrypt-password-hasher';
 export { PROVIDER_NAMES, isProviderName, type ProviderName } from './ports/provider-names';
 export type { ProviderCredentials, ApiKeyCredentials, AzureOpenAiCredentials, AwsBedrockCredentials } from './domain/providers/provider-credentials';
 export { ProviderService, ProviderUnavailableError, type ProviderConfigView, type ProviderConfigInput } from './domain/providers/provider-service';
@@ -41,8 +37,6 @@ export {
   type Mismatch,
   type CreateEvaluationInput,
 } from './domain/evaluations/evaluation-schemas';
-export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
-export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { RunnableService } from './domain/runnables/runnable-service';
 export type { Runnable, RunnableVersion } from './domain/runnables/runnable-record';
 export type { CreateRunnableInput, UpdateRunnableInput, ListRunnablesQuery } from './domain/runnables/runnable-schemas';
@@ -66,9 +60,3 @@ export { ResourceUploads } from './domain/resources/resource-uploads';
 export { ResourceUsage } from './domain/resources/resource-usage';
 export type { Resource, ExternalStorageType } from './domain/resources/resource-record';
 export type { NewResource, ResourcePatch, ResourceListQuery } from './domain/resources/resource-schemas';
-export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
-export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';
-export { modelsModule } from './adapters/models/models-module';
-export { AiSdkModelGateway, type AiSdkModelGatewayOptions } from './adapters/models/ai-sdk-gateway';
-export { ModelVendors, defaultModelVendors } from './adapters/models/model-vendors';
-export type { ModelVendor } from './adapters/models/model-vendor';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseBootstrapClients, type CreateRunloomOptions } from '../../core/src/index';
+import { parseBootstrapClients, type CreateRunloomOptions } from '@runloom/core';
 
 /** A command line the user must fix: the CLI prints the message and exits 2. */
 export class UsageError extends Error {

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-import { ContainerModule } from 'inversify';
 import pino from 'pino';
-import { PinoLogger } from '../../core/src/adapters/node/pino-logger';
-import { BlobStore, createRunloom, LocalDiskBlobStore, Logger } from '../../core/src/index';
+import { LocalDiskBlobStore, PinoLogger } from '@runloom/core/node';
+import { BlobStore, ContainerModule, createRunloom, Logger } from '@runloom/core';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
@@ -12,6 +11,7 @@ import {
   type ServeOptions,
 } from './cli-options';
 import { listen } from './serve';
+import { version } from '../package.json';
 
 const USAGE = `Usage: runloom <command> [options]
 
@@ -19,7 +19,7 @@ Commands:
   serve            start the HTTP server
   client create    create a service-account client and print its credentials
 
-Run 'runloom <command> --help' for the options of a command.
+Run 'runloom <command> --help' for the options of a command, 'runloom --version' for the version.
 `;
 
 /** Runs one command; resolves to the exit code. */
@@ -27,6 +27,10 @@ async function main(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [command, ...rest] = args;
   if (command === 'serve') return serve(rest, env);
   if (command === 'client' && rest[0] === 'create') return createClient(rest.slice(1), env);
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return 0;

@@ -9,9 +9,7 @@ import { createRequestListener } from './node';
 import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
-import { ApiError } from '../../core/src/http/api-error';
-import type { Exchange } from '../../core/src/http/exchange';
-import { type Answer, jsonResponse } from '../../core/src/http/http-result';
+import { type Answer, ApiError, type Exchange, jsonResponse } from '@runloom/core';
 
 const CHUNK_SIZE = 16 * 1024;
 const STREAM_CHUNKS = 1024; // 16 MiB: more than loopback socket buffers absorb

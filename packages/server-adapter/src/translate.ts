@@ -1,7 +1,16 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { bodyCutOff, bodyTooLarge, type ConnectionInfo, type Exchange, readText, refuseDeclaredTooLarge } from '../../core/src/http/exchange';
-import { type Answer, jsonBodyText, type SerializedJson } from '../../core/src/http/http-result';
+import {
+  type Answer,
+  bodyCutOff,
+  bodyTooLarge,
+  type ConnectionInfo,
+  type Exchange,
+  jsonBodyText,
+  readText,
+  refuseDeclaredTooLarge,
+  type SerializedJson,
+} from '@runloom/core';
 
 /**
  * The one translation layer between Node's `IncomingMessage`/`ServerResponse` and the web-standard

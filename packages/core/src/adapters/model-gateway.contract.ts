@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startFakeVendor, type FakeVendorServer } from '../../../../test/fixtures/fake-vendors';
+import { startFakeVendor, type FakeVendorServer } from '../testing/fake-vendors';
 import type { ProviderName } from '../ports/provider-names';
 import {
   ModelCallError,

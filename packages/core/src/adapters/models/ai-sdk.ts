@@ -4,7 +4,18 @@
  * so until the first model call none of the SDK's ~2.9 MB of code is even parsed: bundled inline,
  * behind lazy initialisers, it still cost ~20 MB of RSS at start. Import it through `importAiSdk`.
  */
-export const aiSdkPackages = {
+export const aiSdkPackages: {
+  // Declared, not inferred: the inferred types spell out every export of the SDK in our .d.ts,
+  // naming packages (@ai-sdk/provider, @ai-sdk/gateway) that are not dependencies of ours.
+  ai: () => Promise<typeof import('ai')>;
+  amazonBedrock: () => Promise<typeof import('@ai-sdk/amazon-bedrock')>;
+  anthropic: () => Promise<typeof import('@ai-sdk/anthropic')>;
+  azure: () => Promise<typeof import('@ai-sdk/azure')>;
+  google: () => Promise<typeof import('@ai-sdk/google')>;
+  groq: () => Promise<typeof import('@ai-sdk/groq')>;
+  mistral: () => Promise<typeof import('@ai-sdk/mistral')>;
+  openai: () => Promise<typeof import('@ai-sdk/openai')>;
+} = {
   ai: () => import('ai'),
   amazonBedrock: () => import('@ai-sdk/amazon-bedrock'),
   anthropic: () => import('@ai-sdk/anthropic'),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { bedrockModelOf, type BedrockProtocol } from '../../../../../test/fixtures/fake-vendors/aws-bedrock';
-import { verifySigV4 } from '../../../../../test/fixtures/fake-vendors/sigv4';
+import { bedrockModelOf, type BedrockProtocol } from '../../testing/fake-vendors/aws-bedrock';
+import { verifySigV4 } from '../../testing/fake-vendors/sigv4';
 import { CITY_SCHEMA, describeModelGatewayContract, PNG_BYTES, useFakeVendor } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { ModelVendors } from './model-vendors';

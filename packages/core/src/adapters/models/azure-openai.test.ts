@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { azureDeploymentOf } from '../../../../../test/fixtures/fake-vendors/azure-openai';
+import { azureDeploymentOf } from '../../testing/fake-vendors/azure-openai';
 import { collect, describeModelGatewayContract, lastError, useFakeVendor } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { AZURE_OPENAI_DEFAULT_API_VERSION } from './azure-openai';

@@ -18,7 +18,7 @@ type AiSdkPackages = typeof import('./ai-sdk').aiSdkPackages;
 
 /** One AI SDK package (`ai` or a vendor's), loaded on first use from the separately bundled `ai-sdk`. */
 export function importAiSdk<Name extends keyof AiSdkPackages>(name: Name): ReturnType<AiSdkPackages[Name]> {
-  return import('./ai-sdk').then(({ aiSdkPackages }) => aiSdkPackages[name]()) as ReturnType<AiSdkPackages[Name]>;
+  return import('./ai-sdk').then(({ aiSdkPackages }): Promise<unknown> => aiSdkPackages[name]()) as ReturnType<AiSdkPackages[Name]>;
 }
 
 /** A required credential field: a non-empty string. */

@@ -5,7 +5,7 @@ import { Database } from '../../ports/database';
 import { JobQueue } from '../../ports/job-queue';
 import { createRunloom, type Runloom } from '../../runloom';
 import { PostgresDatabase } from './postgres-database';
-import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from './postgres-test-store';
+import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../../../test-support/postgres-test-store';
 
 describe('databaseUrl: postgres://', function () {
   this.timeout(60_000);

@@ -4,9 +4,9 @@ import type { Database, Doc } from '../../ports/database';
 import { describeDatabaseContract } from '../database.contract';
 import { MemoryDatabase } from '../memory/memory-database';
 import { describeJobQueueContract } from '../job-queue.contract';
-import { databaseJobQueueTestBed } from '../queue/database-job-queue.testbed';
+import { databaseJobQueueTestBed } from '../../../test-support/database-job-queue.testbed';
 import { openPostgresDatabase, type PostgresDatabase } from './postgres-database';
-import { createTestSchema, TEST_DATABASE_URL } from './postgres-test-store';
+import { createTestSchema, TEST_DATABASE_URL } from '../../../test-support/postgres-test-store';
 
 describeDatabaseContract('PostgresDatabase', async () => {
   const schema = createTestSchema();

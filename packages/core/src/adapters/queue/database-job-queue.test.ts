@@ -9,7 +9,7 @@ import { openSqlJsDatabase } from '../sqljs/sqljs-database';
 import type { Database } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { DatabaseJobQueue, JOBS_COLLECTION, jobMigrations, retryDelayMs } from './database-job-queue';
-import { databaseJobQueueTestBed, type SharedStore } from './database-job-queue.testbed';
+import { databaseJobQueueTestBed, type SharedStore } from '../../../test-support/database-job-queue.testbed';
 
 /**
  * An in-process store shared by every queue of a test, as one process's queues would share it;

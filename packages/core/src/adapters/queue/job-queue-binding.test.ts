@@ -44,7 +44,7 @@ describe('the default JobQueue binding', function () {
   });
 
   it('runs again, at once, a job whose process was killed mid-attempt (kill -9)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'queue-crash-child.ts'), dataDir], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../../../test-support/queue-crash-child.ts'), dataDir], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';

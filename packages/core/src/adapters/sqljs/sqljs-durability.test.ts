@@ -61,7 +61,7 @@ describe('SqlJsDatabase durability', function () {
   const range = (count: number): number[] => Array.from({ length: count }, (_, n) => n);
 
   it('finds every acknowledged write after the writing process is killed with SIGKILL mid-stream', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'crash-test-child.ts'), dir], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../../../test-support/crash-test-child.ts'), dir], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const acknowledged: string[] = [];

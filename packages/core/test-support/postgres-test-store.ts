@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openPostgresDatabase, type PostgresDatabase } from './postgres-database';
+import { openPostgresDatabase, type PostgresDatabase } from '../src/adapters/postgres/postgres-database';
 
 /**
  * The PostgreSQL server the tests use. They fail, not skip, when it cannot be reached: CI must run

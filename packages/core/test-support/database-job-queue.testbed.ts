@@ -1,10 +1,10 @@
-import type { Database, Doc, Migration, Query, Where, WriteOp } from '../../ports/database';
-import type { JobQueue } from '../../ports/job-queue';
-import type { Logger } from '../../ports/logger';
-import { CONTRACT_NOTES, type JobQueueTestBed } from '../job-queue.contract';
-import { SystemClock } from '../node/system-clock';
-import { UuidV7Generator } from '../node/uuid-v7-generator';
-import { DatabaseJobQueue, jobMigrations } from './database-job-queue';
+import type { Database, Doc, Migration, Query, Where, WriteOp } from '../src/ports/database';
+import type { JobQueue } from '../src/ports/job-queue';
+import type { Logger } from '../src/ports/logger';
+import { CONTRACT_NOTES, type JobQueueTestBed } from '../src/adapters/job-queue.contract';
+import { SystemClock } from '../src/adapters/node/system-clock';
+import { UuidV7Generator } from '../src/adapters/node/uuid-v7-generator';
+import { DatabaseJobQueue, jobMigrations } from '../src/adapters/queue/database-job-queue';
 
 /** One shared store for the queues of a test bed; each queue gets its own handle on it. */
 export interface SharedStore {

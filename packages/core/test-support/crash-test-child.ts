@@ -1,4 +1,4 @@
-import { openSqlJsDatabase } from './sqljs-database';
+import { openSqlJsDatabase } from '../src/adapters/sqljs/sqljs-database';
 
 /**
  * Child process of the kill -9 test: writes pairs of documents forever from several concurrent

@@ -1,5 +1,5 @@
-import { createRunloom } from '../../runloom';
-import { JobQueue } from '../../ports/job-queue';
+import { createRunloom } from '../src/runloom';
+import { JobQueue } from '../src/ports/job-queue';
 
 /**
  * Child process of the queue's kill -9 test: starts a Runloom on DIR, enqueues one job whose

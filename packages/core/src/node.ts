@@ -1,0 +1,25 @@
+/**
+ * `@runloom/core/node`: the default adapters of the ports, for hosts that bind them themselves
+ * (`createRunloom({ modules: [new ContainerModule(({ rebind }) => { rebind(Logger).toConstantValue(new PinoLogger(…)) })] })`)
+ * or test an adapter of their own against ours. `createRunloom` binds these by default.
+ */
+export { platformModule } from './adapters/platform-module';
+export { MemoryDatabase } from './adapters/memory/memory-database';
+export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
+export { openSqlJsDatabase, SqlJsDatabase, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
+export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
+export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
+export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';
+export { ScryptPasswordHasher, type ScryptParameters } from './adapters/node/scrypt-password-hasher';
+export { NodeContentHasher } from './adapters/node/node-content-hasher';
+export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
+export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
+export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
+export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';
+export { PinoLogger, SilentLogger } from './adapters/node/pino-logger';
+export { SystemClock } from './adapters/node/system-clock';
+export { UuidV7Generator } from './adapters/node/uuid-v7-generator';
+export { modelsModule } from './adapters/models/models-module';
+export { AiSdkModelGateway, type AiSdkModelGatewayOptions } from './adapters/models/ai-sdk-gateway';
+export { ModelVendors, defaultModelVendors } from './adapters/models/model-vendors';
+export type { ModelVendor } from './adapters/models/model-vendor';
