@@ -13,6 +13,7 @@ export { MemoryDatabase } from './adapters/memory/memory-database';
 export { openSqlJsDatabase, SqlJsDatabase, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
 export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';
+export { SystemClock } from './adapters/node/system-clock';
 export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export * from './domain/runs/run-record';
