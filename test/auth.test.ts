@@ -7,8 +7,9 @@ import path from 'node:path';
 import { ContainerModule } from 'inversify';
 import { base64url, createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { Clock, createRunloom, Database, RouteTable, route, SecretBox } from '../packages/core/src/index';
+import { createRunloom, Database, RouteTable, route, SecretBox } from '../packages/core/src/index';
 import { createRequestListener } from '../packages/server-adapter/src/index';
+import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startTestRunloom, TEST_ORIGIN, type TestRunloom } from './support/harness';
 
 /** A route that answers with the request's principal: shows what the router carries. */
@@ -284,19 +285,12 @@ describe('auth', () => {
 
 describe('auth across time and restarts', () => {
   it('refuses a token once it has expired, with an invalid_token challenge', async () => {
-    const clock = { ms: Date.now(), now() { return new Date(this.ms); } };
-    const harness = await startTestRunloom({
-      tokenTtlSeconds: 60,
-      modules: [
-        new ContainerModule(({ rebind }) => {
-          rebind(Clock).toConstantValue(clock);
-        }),
-      ],
-    });
+    const clock = new ManualClock();
+    const harness = await startTestRunloom({ tokenTtlSeconds: 60, clock });
     try {
       const token = await harness.token();
       assert.equal((await harness.request('/metrics')).status, 200);
-      clock.ms += 60_000;
+      await clock.advance(60_000);
       const response = await harness.runloom.handle(new Request(`${TEST_ORIGIN}/metrics`, { headers: { authorization: `Bearer ${token}` } }));
       assert.equal(response.status, 401);
       assert.match(((await response.json()) as { error: string }).error, /expired/);
