@@ -33,6 +33,8 @@ export default tseslint.config(
           { group: ['**/adapters/**'], message: 'domain code must not import adapters; depend on a port.' },
         ],
       }],
+      // Waiting goes through the Clock port, so tests can drive time (ARCHITECTURE.md, ports).
+      'no-restricted-globals': ['error', ...['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'].map((name) => ({ name, message: 'wait on the Clock port (clock.setTimeout, clock.sleep, …).' }))],
     },
   },
 );
