@@ -72,6 +72,8 @@ export default tseslint.config(
           ...fromCore,
         ],
       }],
+      // Waiting goes through the Clock port, so tests can drive time (ARCHITECTURE.md, ports).
+      'no-restricted-globals': ['error', ...['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'].map((name) => ({ name, message: 'wait on the Clock port (clock.setTimeout, clock.sleep, …).' }))],
     },
   },
 );

@@ -7,8 +7,9 @@ import path from 'node:path';
 import { ContainerModule } from 'inversify';
 import { base64url, createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { Clock, createRunloom, Database, RouteTable, route, SecretBox } from '../packages/core/src/index';
+import { createRunloom, Database, RouteTable, route, SecretBox } from '../packages/core/src/index';
 import { createRequestListener } from '../packages/server-adapter/src/index';
+import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startTestRunloom, TEST_ORIGIN, type TestRunloom } from './support/harness';
 
 /** A route that answers with the request's principal: shows what the router carries. */
@@ -284,19 +285,12 @@ describe('auth', () => {
 
 describe('auth across time and restarts', () => {
   it('refuses a token once it has expired, with an invalid_token challenge', async () => {
-    const clock = { ms: Date.now(), now() { return new Date(this.ms); } };
-    const harness = await startTestRunloom({
-      tokenTtlSeconds: 60,
-      modules: [
-        new ContainerModule(({ rebind }) => {
-          rebind(Clock).toConstantValue(clock);
-        }),
-      ],
-    });
+    const clock = new ManualClock();
+    const harness = await startTestRunloom({ tokenTtlSeconds: 60, clock });
     try {
       const token = await harness.token();
       assert.equal((await harness.request('/v1/runnables')).status, 200);
-      clock.ms += 60_000;
+      await clock.advance(60_000);
       const response = await harness.runloom.handle(new Request(`${TEST_ORIGIN}/v1/runnables`, { headers: { authorization: `Bearer ${token}` } }));
       assert.equal(response.status, 401);
       assert.match(((await response.json()) as { error: string }).error, /expired/);
@@ -344,7 +338,7 @@ describe('auth across time and restarts', () => {
 
 describe('token endpoint throttling (POST /auth/token)', () => {
   /** A controllable clock: the throttle's windows advance only when the test says so. */
-  const clock = { ms: Date.UTC(2030, 0, 1), now() { return new Date(this.ms); } };
+  let clock: ManualClock;
   let harness: TestRunloom;
   let client: { client_id: string; client_secret: string };
   const attacker = { remoteAddress: '198.51.100.7' };
@@ -352,13 +346,8 @@ describe('token endpoint throttling (POST /auth/token)', () => {
   const tokenRequest = (clientId: string, secret: string) => json({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret });
 
   beforeEach(async () => {
-    harness = await startTestRunloom({
-      modules: [
-        new ContainerModule(({ rebind }) => {
-          rebind(Clock).toConstantValue(clock);
-        }),
-      ],
-    });
+    clock = new ManualClock(Date.UTC(2030, 0, 1));
+    harness = await startTestRunloom({ clock });
     client = await harness.runloom.auth.createClient('acct-throttle');
   });
 
@@ -378,7 +367,7 @@ describe('token endpoint throttling (POST /auth/token)', () => {
     for (let index = 0; index < 6; index += 1) statuses.push((await harness.runloom.handle(tokenRequest(client.client_id, `wrong-${index}`), attacker)).status);
     assert.deepEqual(statuses, [401, 401, 401, 401, 401, 401]);
     const retryAfter = await throttled(await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker));
-    clock.ms += retryAfter * 1000;
+    await clock.advance(retryAfter * 1000);
     assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker)).status, 200);
   });
 
@@ -404,7 +393,7 @@ describe('token endpoint throttling (POST /auth/token)', () => {
     }
     const retryAfter = await throttled(await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker));
     assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), realClient)).status, 200);
-    clock.ms += retryAfter * 1000;
+    await clock.advance(retryAfter * 1000);
     assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker)).status, 200);
   });
 

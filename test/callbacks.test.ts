@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { ApiError, CallbackDispatcher, RunRepository, SecretBox, type RunCallback, type RunCompletedEvent, type RunRecord } from '../packages/core/src/index';
+import { ApiError, CALLBACK_DELIVERY_JOB, CallbackDispatcher, Database, JobQueue, RunRepository, SecretBox, type RunCallback, type RunCompletedEvent, type RunRecord } from '../packages/core/src/index';
+import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { insertRunRecord } from './fixtures/run-records';
 import { CallbackSink } from './support/callback-sink';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { getRun, jsonInit, waitForRun } from './support/runs';
+import { waitUntil } from './support/wait';
 
-/** Short enough that retries and give-ups happen within a test. */
-const FAST_CALLBACKS = { allowPrivateNetwork: true, callbackInitialBackoffMs: 50, callbackMaxAttempts: 3, callbackTimeoutMs: 300 };
+/**
+ * Backoffs pass on a ManualClock. The receiver timeout is the HTTP client's, in real time: short
+ * for the test that waits it out, long enough that a loaded machine's first delivery is not cut off.
+ */
+const FAST_CALLBACKS = { allowPrivateNetwork: true, callbackInitialBackoffMs: 50, callbackMaxAttempts: 3, callbackTimeoutMs: 1000 };
 
 async function webhookSecret(t: TestRunloom, account = 'acct-a'): Promise<string> {
   const response = await t.request('/v1/webhook-secret', { account });
@@ -36,32 +41,46 @@ async function callbackOf(t: TestRunloom, runId: string): Promise<RunCallback> {
 }
 
 /** Polls `GET /v1/run/{id}` until the callback leaves `pending`. */
-async function settledCallback(t: TestRunloom, runId: string, timeoutMs = 5000): Promise<RunCallback> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const callback = await callbackOf(t, runId);
-    if (callback.status !== 'pending') return callback;
-    if (Date.now() > deadline) throw new Error(`callback of run ${runId} still pending: ${JSON.stringify(callback)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+async function settledCallback(t: TestRunloom, runId: string): Promise<RunCallback> {
+  let callback = await callbackOf(t, runId);
+  await waitUntil(async () => (callback = await callbackOf(t, runId)).status !== 'pending', `the callback of run ${runId} to settle`);
+  return callback;
+}
+
+/** Waits for the next retry's timer (not the queue's intervals), checks its backoff, and advances past it. */
+async function retryAfter(clock: ManualClock, expectedMs: number, jitter = 0.2): Promise<number> {
+  const { delayMs } = await clock.timerSet();
+  assert.ok(delayMs >= expectedMs * (1 - jitter) && delayMs <= expectedMs * (1 + jitter), `backoff ${delayMs} ms, expected ${expectedMs} ms ± ${jitter * 100}%`);
+  await clock.advance(delayMs);
+  return delayMs;
+}
+
+/** No callback job is queued or running: nothing is left to send later. */
+function queueIdle(t: TestRunloom): Promise<void> {
+  const queue = t.runloom.container.get<JobQueue>(JobQueue);
+  return waitUntil(async () => (await queue.depth()) === 0, 'the job queue to be idle');
 }
 
 describe('run callbacks', function () {
   this.timeout(20_000);
+  const clock = new ManualClock();
   let t: TestRunloom;
   let sink: CallbackSink;
 
   before(async () => {
-    t = await startTestRunloom(FAST_CALLBACKS);
+    t = await startTestRunloom({ ...FAST_CALLBACKS, clock });
   });
   after(async () => {
     await t?.close();
   });
   beforeEach(async () => {
-    sink = await CallbackSink.start();
+    sink = await CallbackSink.start(() => clock.now().getTime());
   });
   afterEach(async () => {
     await sink.close();
+    // What a test left pending (a hung attempt cut off by the close) runs out its retries, so no
+    // retry timer of one test is taken for the next test's.
+    await clock.advanceUntil(queueIdle(t));
   });
 
   it('POSTs a Standard Webhooks signed run.completed body that the standardwebhooks verifier accepts, with the callback_headers', async () => {
@@ -72,7 +91,7 @@ describe('run callbacks', function () {
     assert.equal(received!.headers['x-tenant'], 'blue');
     assert.equal(received!.headers['webhook-id'], `msg_${run.id}`);
     assert.match(received!.headers['webhook-signature']!, /^v1,[A-Za-z0-9+/]+={0,2}$/);
-    assert.ok(Math.abs(Number(received!.headers['webhook-timestamp']) - Date.now() / 1000) < 30);
+    assert.equal(Number(received!.headers['webhook-timestamp']), Math.floor(clock.now().getTime() / 1000));
 
     const payload = new Webhook(await webhookSecret(t)).verify(received!.body, received!.headers);
     assert.deepEqual(payload, {
@@ -100,6 +119,10 @@ describe('run callbacks', function () {
   it('retries a non-2xx answer with doubling backoff, the same webhook-id and a fresh signature each time, until a 2xx', async () => {
     sink.answer = (n) => (n <= 2 ? 500 : 204);
     const run = await finishRunWithCallback(t, sink.url);
+    await sink.waitFor(1);
+    const first = await retryAfter(clock, 50);
+    await sink.waitFor(2);
+    const second = await retryAfter(clock, 100);
     const attempts = await sink.waitFor(3);
     assert.deepEqual(await settledCallback(t, run.id), { url: sink.url, status: 'delivered', attempts: 3, last_status_code: 204 });
     const secret = await webhookSecret(t);
@@ -108,14 +131,15 @@ describe('run callbacks', function () {
       new Webhook(secret).verify(attempt.body, attempt.headers);
     }
     assert.equal(new Set(attempts.map((attempt) => attempt.body)).size, 1, 'every attempt carries the same body');
-    // 50 ms then 100 ms, each ±20%.
-    assert.ok(attempts[1]!.at - attempts[0]!.at >= 35, `first gap ${attempts[1]!.at - attempts[0]!.at} ms`);
-    assert.ok(attempts[2]!.at - attempts[1]!.at >= 75, `second gap ${attempts[2]!.at - attempts[1]!.at} ms`);
+    // Each attempt went out when its backoff (50 ms, then 100 ms, ±20%) had passed, not before.
+    assert.deepEqual([attempts[1]!.at - attempts[0]!.at, attempts[2]!.at - attempts[1]!.at], [first, second]);
   });
 
   it('shows the pending state with its attempts and last status code between attempts', async () => {
     sink.answer = (n) => (n === 1 ? 502 : 'hang');
     const run = await finishRunWithCallback(t, sink.url);
+    await sink.waitFor(1);
+    await retryAfter(clock, 50);
     await sink.waitFor(2);
     assert.deepEqual(await callbackOf(t, run.id), { url: sink.url, status: 'pending', attempts: 1, last_status_code: 502 });
   });
@@ -123,14 +147,22 @@ describe('run callbacks', function () {
   it('retries when the receiver does not answer within the timeout', async () => {
     sink.answer = (n) => (n === 1 ? 'hang' : 200);
     const run = await finishRunWithCallback(t, sink.url);
-    const [first, second] = await sink.waitFor(2);
-    assert.ok(second!.at - first!.at >= 300, 'the second attempt waits for the first one’s timeout');
+    await sink.waitFor(1);
+    // The retry is scheduled only once the client has given up on the first attempt, unanswered.
+    await clock.timerSet();
+    assert.deepEqual(await callbackOf(t, run.id), { url: sink.url, status: 'pending', attempts: 1, last_status_code: null });
+    await waitUntil(() => sink.log.includes('closed 1'), 'the first attempt’s connection to close');
+    await retryAfter(clock, 50);
+    await sink.waitFor(2);
+    assert.deepEqual(sink.log, ['request 1', 'closed 1', 'request 2']);
     assert.deepEqual(await settledCallback(t, run.id), { url: sink.url, status: 'delivered', attempts: 2, last_status_code: 200 });
   });
 
   it('counts a redirect as a failed attempt and does not follow it', async () => {
     sink.answer = (n) => (n === 1 ? 307 : 200);
     const run = await finishRunWithCallback(t, sink.url);
+    await sink.waitFor(1);
+    await retryAfter(clock, 50);
     const received = await sink.waitFor(2);
     assert.deepEqual(
       received.map((request) => request.headers['webhook-id']),
@@ -142,9 +174,17 @@ describe('run callbacks', function () {
   it('marks the callback failed after callbackMaxAttempts and sends no more', async () => {
     sink.answer = () => 503;
     const run = await finishRunWithCallback(t, sink.url);
+    await sink.waitFor(1);
+    await retryAfter(clock, 50);
+    await sink.waitFor(2);
+    await retryAfter(clock, 100);
     await sink.waitFor(3);
     assert.deepEqual(await settledCallback(t, run.id), { url: sink.url, status: 'failed', attempts: 3, last_status_code: 503 });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Nothing is left to send it again: its delivery job is gone, and no retry timer is set.
+    await queueIdle(t);
+    const database = t.runloom.container.get<Database>(Database);
+    assert.deepEqual(await database.find('jobs', { where: { kind: CALLBACK_DELIVERY_JOB, key: run.id } }), []);
+    assert.deepEqual(clock.pending.filter((timer) => !timer.interval), []);
     assert.equal(sink.received.length, 3);
   });
 
@@ -157,7 +197,8 @@ describe('run callbacks', function () {
     // Scheduled again after delivery (a repair after a crash, say): nothing more is sent.
     await callbacks.schedule((await t.runloom.container.get(RunRepository).get('acct-a', run.id))!);
     await callbacks.schedule(run);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The job the stale `run` queued has run and found the callback delivered.
+    await queueIdle(t);
     assert.equal(sink.received.length, 1);
   });
 
@@ -203,16 +244,20 @@ describe('run callbacks', function () {
   });
 
   it('keeps a pending delivery across a restart and delivers it afterwards', async () => {
-    const durable = await startTestRunloom({ ...FAST_CALLBACKS, callbackInitialBackoffMs: 1500 });
+    const durableClock = new ManualClock();
+    const durable = await startTestRunloom({ ...FAST_CALLBACKS, callbackInitialBackoffMs: 1500, clock: durableClock });
     try {
       sink.answer = (n) => (n === 1 ? 500 : 200);
       const run = await finishRunWithCallback(durable, sink.url);
       await sink.waitFor(1);
-      const deadline = Date.now() + 5000;
-      while ((await callbackOf(durable, run.id)).attempts < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      // The retry is stored (its timer set) before the restart, and due only after it.
+      await durableClock.timerSet();
       assert.deepEqual(await callbackOf(durable, run.id), { url: sink.url, status: 'pending', attempts: 1, last_status_code: 500 });
 
       await durable.restart();
+      assert.equal(sink.received.length, 1);
+      // Past the backoff (1500 ms + 20%), the restarted queue's poll finds the retry due.
+      await durableClock.advance(2000);
       const [, second] = await sink.waitFor(2, 10_000);
       assert.equal(second!.headers['webhook-id'], `msg_${run.id}`);
       new Webhook(await webhookSecret(durable)).verify(second!.body, second!.headers);

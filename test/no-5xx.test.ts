@@ -4,6 +4,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { ContainerModule } from 'inversify';
 import { Clock, Logger } from '../packages/core/src/index';
+import { SystemClock } from '../packages/core/src/node';
 import { listen } from '../packages/server-adapter/src/serve';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { createAccountRecords } from './support/account-records';
@@ -99,9 +100,9 @@ function safeStringify(value: unknown): string {
 }
 
 /** The system clock, shifted on demand: tokens minted in the past are expired now. */
-class ShiftableClock implements Clock {
+class ShiftableClock extends SystemClock {
   offsetMs = 0;
-  now(): Date {
+  override now(): Date {
     return new Date(Date.now() + this.offsetMs);
   }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import {
@@ -324,16 +325,27 @@ describe('runs over HTTP', function () {
 
   describe('timeouts and cancellation', () => {
     it('ends a run past timeout_seconds as timed_out and aborts the model call', async () => {
-      openai.reply({ type: 'hang' });
-      const runnable = await createRunnable(t, promptConfig(openai));
-      const started = Date.now();
-      const id = await submitAsync(t, runnable.id, { timeout_seconds: 1 });
-      const request = await openai.waitForRequests(1);
-      const run = await waitForRun(t, id, { timeoutMs: 5000 });
-      assert.equal(run.status, 'timed_out');
-      assert.equal(run.error.code, 'timeout');
-      assert.ok(Date.now() - started >= 900);
-      await request.closed;
+      const clock = new ManualClock();
+      const timed = await startTestRunloom({ allowPrivateNetwork: true, clock });
+      try {
+        await useFakeVendor(timed, openai);
+        openai.reply({ type: 'hang' });
+        const runnable = await createRunnable(timed, promptConfig(openai));
+        const id = await submitAsync(timed, runnable.id, { timeout_seconds: 1 });
+        const request = await openai.waitForRequests(1);
+        // The timeout is armed when the run starts, for the full second: time stands still meanwhile.
+        assert.equal((await clock.timerSet()).delayMs, 1000);
+        await clock.advance(999);
+        assert.equal((await getRun(timed, id)).status, 'running');
+        await clock.advance(1);
+        const run = await waitForRun(timed, id);
+        assert.equal(run.status, 'timed_out');
+        assert.equal(run.error.code, 'timeout');
+        assert.equal(Date.parse(run.completed_at) - Date.parse(run.started_at), 1000);
+        await request.closed;
+      } finally {
+        await timed.close();
+      }
     });
 
     it('treats timeout_seconds below 1 as no timeout', async () => {
@@ -349,7 +361,9 @@ describe('runs over HTTP', function () {
       const running = [await submitAsync(t, runnable.id), await submitAsync(t, runnable.id)];
       await openai.waitForRequests(2);
       const queued = await submitAsync(t, runnable.id);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Another account's run, submitted after it, going all the way through: the engine has had the third run's job.
+      const other = await createRunnable(t, promptConfig(openai), 'acct-b');
+      assert.equal((await waitForRun(t, await submitAsync(t, other.id, {}, 'acct-b'), { account: 'acct-b' })).status, 'succeeded');
       assert.equal((await getRun(t, queued)).status, 'queued');
 
       const cancelQueued = await t.request(`/v1/run/${queued}/cancel`, { method: 'POST' });
@@ -367,9 +381,11 @@ describe('runs over HTTP', function () {
       const again = await t.request(`/v1/run/${running[0]}/cancel`, { method: 'POST' });
       assert.equal(again.status, 409);
       assert.match(((await again.json()) as Json).error, /cancelled/);
-      // The cancelled queued run never reaches the vendor.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal(openai.requests.length, 2);
+      // The cancelled queued run never reaches the vendor: a run submitted after it, once both slots
+      // are free, is the only one that does.
+      const after = await waitForRun(t, await submitAsync(t, runnable.id));
+      assert.equal(after.status, 'succeeded');
+      assert.equal(openai.requests.length, 4);
       assert.equal((await getRun(t, queued)).status, 'cancelled');
     });
 

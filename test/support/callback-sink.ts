@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedCallback {
-  /** ms since the sink started. */
+  /** ms since the sink started, on the sink's clock. */
   at: number;
   headers: Record<string, string>;
   body: string;
@@ -17,20 +17,28 @@ export type SinkAnswer = number | 'hang';
  */
 export class CallbackSink {
   readonly received: ReceivedCallback[] = [];
+  /** `request n` when the n-th request arrived, `closed n` when its connection closed first (the client gave up). */
+  readonly log: string[] = [];
   connections = 0;
   answer: (n: number) => SinkAnswer = () => 200;
   private readonly server: http.Server;
-  private readonly started = Date.now();
+  private readonly started: number;
   private waiters: (() => void)[] = [];
 
-  private constructor() {
+  private constructor(private readonly now: () => number) {
+    this.started = now();
     this.server = http.createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers[name] = value;
-        this.received.push({ at: Date.now() - this.started, headers, body: Buffer.concat(chunks).toString('utf8') });
+        this.received.push({ at: this.now() - this.started, headers, body: Buffer.concat(chunks).toString('utf8') });
+        const n = this.received.length;
+        this.log.push(`request ${n}`);
+        response.on('close', () => {
+          if (!response.writableFinished) this.log.push(`closed ${n}`);
+        });
         for (const wake of this.waiters.splice(0)) wake();
         const answer = this.answer(this.received.length);
         if (answer === 'hang') return;
@@ -43,8 +51,9 @@ export class CallbackSink {
     });
   }
 
-  static async start(): Promise<CallbackSink> {
-    const sink = new CallbackSink();
+  /** `now` times the arrivals (a test's ManualClock, say); by default the system clock. */
+  static async start(now: () => number = Date.now): Promise<CallbackSink> {
+    const sink = new CallbackSink(now);
     await new Promise<void>((resolve) => sink.server.listen(0, '127.0.0.1', resolve));
     return sink;
   }

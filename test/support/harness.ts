@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ContainerModule } from 'inversify';
-import { createRunloom, PasswordHasher, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
+import { Clock, createRunloom, PasswordHasher, type CreateRunloomOptions, type Runloom } from '../../packages/core/src/index';
 import { ScryptPasswordHasher } from '../../packages/core/src/node';
+import type { ManualClock } from '../../packages/core/src/testing/manual-clock';
 
 export interface TestRunloom {
   /** The running instance; a new object after `restart()`. */
@@ -17,6 +18,15 @@ export interface TestRunloom {
   restart(): Promise<void>;
   /** Closes the instance and removes the data dir. */
   close(): Promise<void>;
+}
+
+export interface TestRunloomOptions extends CreateRunloomOptions {
+  /**
+   * Binds this clock instead of the system's: the instance's time and timers (run timeouts, job
+   * retries and polls, callback backoff) move only when the test advances it. Closing advances it
+   * through the shutdown's grace periods.
+   */
+  clock?: ManualClock;
 }
 
 export const TEST_ORIGIN = 'http://runloom.test';
@@ -33,9 +43,15 @@ const fastHasherModule = new ContainerModule(({ rebind }) => {
  * A Runloom on a fresh temp data dir (`options.dataDir` is ignored), for tests. Tokens are cached per account until shortly
  * before they expire, so tests pay for client creation and token signing once per account.
  */
-export async function startTestRunloom(options: CreateRunloomOptions = {}): Promise<TestRunloom> {
+export async function startTestRunloom({ clock, ...options }: TestRunloomOptions = {}): Promise<TestRunloom> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
-  const start = (): Promise<Runloom> => createRunloom({ ...options, dataDir, modules: [fastHasherModule, ...(options.modules ?? [])] });
+  const clockModule = clock && new ContainerModule(({ rebind }) => {
+    rebind(Clock).toConstantValue(clock);
+  });
+  const modules = [fastHasherModule, ...(clockModule ? [clockModule] : []), ...(options.modules ?? [])];
+  const start = (): Promise<Runloom> => createRunloom({ ...options, dataDir, modules });
+  const closeRunloom = (): Promise<void> => (clock ? clock.advanceUntil(runloom.close()) : runloom.close());
+  const nowMs = (): number => (clock ? clock.now().getTime() : Date.now());
   let runloom: Runloom;
   try {
     runloom = await start();
@@ -48,7 +64,7 @@ export async function startTestRunloom(options: CreateRunloomOptions = {}): Prom
 
   const token = async (account = 'acct-a'): Promise<string> => {
     const cached = tokens.get(account);
-    if (cached && Date.now() < cached.expiresAtMs) return cached.token;
+    if (cached && nowMs() < cached.expiresAtMs) return cached.token;
     let client = clients.get(account);
     if (!client) {
       client = runloom.auth.createClient(account);
@@ -57,7 +73,7 @@ export async function startTestRunloom(options: CreateRunloomOptions = {}): Prom
     const { client_id, client_secret } = await client;
     const issued = await runloom.auth.issueToken({ grant_type: 'client_credentials', client_id, client_secret });
     // Renew a second early: a token about to expire would make a test flaky, not fail for a reason.
-    tokens.set(account, { token: issued.access_token, expiresAtMs: Date.now() + (issued.expires_in - 1) * 1000 });
+    tokens.set(account, { token: issued.access_token, expiresAtMs: nowMs() + (issued.expires_in - 1) * 1000 });
     return issued.access_token;
   };
 
@@ -74,12 +90,12 @@ export async function startTestRunloom(options: CreateRunloomOptions = {}): Prom
       return runloom.handle(new Request(`${TEST_ORIGIN}${requestPath}`, { ...requestInit, headers }));
     },
     async restart() {
-      await runloom.close();
+      await closeRunloom();
       runloom = await start();
     },
     async close() {
       try {
-        await runloom.close();
+        await closeRunloom();
       } finally {
         fs.rmSync(dataDir, { recursive: true, force: true });
       }

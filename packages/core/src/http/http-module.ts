@@ -4,6 +4,7 @@ import { Metrics, type MetricsRegistry } from '../domain/ops/metrics';
 import { opsRoutes } from '../domain/ops/ops-routes';
 import { storeAndQueueReadiness } from '../domain/ops/readiness';
 import { RequestLog } from '../domain/ops/request-log';
+import { Clock } from '../ports/clock';
 import { Database } from '../ports/database';
 import { JobQueue } from '../ports/job-queue';
 import { Logger } from '../ports/logger';
@@ -22,6 +23,7 @@ export const httpModule = new ContainerModule(({ bind }) => {
         metrics: MetricsRegistry,
         jobQueue: JobQueue,
         database: Database,
+        clock: Clock,
       ) => {
         let routes: RouteDefinition[] = [];
         const ops = opsRoutes({
@@ -38,6 +40,7 @@ export const httpModule = new ContainerModule(({ bind }) => {
           rateLimit: config.rateLimit,
           authenticate: (authorization) => authenticator.authenticate(authorization),
           observer: new RequestLog(logger, metrics),
+          clock,
         });
         metrics.gauge('runloom_open_streams', 'Response bodies being streamed', () => Promise.resolve([{ labels: {}, value: router.openStreams }]));
         return router;
@@ -50,6 +53,7 @@ export const httpModule = new ContainerModule(({ bind }) => {
         Metrics,
         JobQueue,
         Database,
+        Clock,
       ],
     )
     .inSingletonScope();

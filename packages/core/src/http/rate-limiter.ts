@@ -16,7 +16,8 @@ export class RateLimiter {
     const capacity = this.ratePerSecond * 2;
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { tokens: capacity, updatedAt: now };
-    bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.ratePerSecond);
+    // A wall clock may step back: that refills nothing rather than taking tokens away.
+    bucket.tokens = Math.min(capacity, bucket.tokens + (Math.max(0, now - bucket.updatedAt) / 1000) * this.ratePerSecond);
     bucket.updatedAt = now;
     this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {

@@ -5,6 +5,7 @@ import { type ConnectionInfo, type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
 import type { HttpMethod, Principal, RouteDefinition } from './route';
 import { RateLimiter } from './rate-limiter';
+import type { Clock } from '../ports/clock';
 
 /** A route template compiled for matching. */
 interface CompiledRoute {
@@ -32,6 +33,8 @@ export interface RouterOptions {
   rateLimit: number;
   authenticate(authorization: string | null): Promise<Principal>;
   observer: RequestObserver;
+  /** The time the rate limiter counts on; by default the monotonic clock. */
+  clock?: Clock;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -72,7 +75,8 @@ export class Router {
         .join('');
       this.dynamicRoutes.push({ definition, pattern: new RegExp(`^${source}$`), paramNames });
     }
-    this.rateLimiter = new RateLimiter(options.rateLimit);
+    const clock = options.clock;
+    this.rateLimiter = new RateLimiter(options.rateLimit, clock ? () => clock.now().getTime() : undefined);
   }
 
   /** Response bodies streaming now: handlers' own bodies (files, events) not yet ended or cancelled. */

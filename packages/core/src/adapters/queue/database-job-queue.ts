@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../../ports/clock';
+import type { Clock, Timer } from '../../ports/clock';
 import { type Database, type Doc, DuplicateIdError, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
 import type { IdGenerator } from '../../ports/id-generator';
 import type { EnqueueOptions, JobHandler, JobQueue, JobRetryPolicy } from '../../ports/job-queue';
@@ -125,9 +125,9 @@ export class DatabaseJobQueue implements JobQueue {
   private readonly hinted = new Set<string>();
   /** Jobs of this instance that are due later, soonest first. */
   private delayed: JobDoc[] = [];
-  private delayTimer: NodeJS.Timeout | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private renewTimer: NodeJS.Timeout | undefined;
+  private delayTimer: Timer | undefined;
+  private pollTimer: Timer | undefined;
+  private renewTimer: Timer | undefined;
   private started = false;
 
   constructor(options: DatabaseJobQueueOptions) {
@@ -214,8 +214,8 @@ export class DatabaseJobQueue implements JobQueue {
     if (this.started) return;
     if (this.exclusiveDatabase) await this.reclaimOrphans();
     this.started = true;
-    this.pollTimer = setInterval(() => this.poll(), this.pollIntervalMs);
-    this.renewTimer ??= setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 3)));
+    this.pollTimer = this.clock.setInterval(() => this.poll(), this.pollIntervalMs);
+    this.renewTimer ??= this.clock.setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 3)));
     this.scheduleDelayed();
     this.poll();
   }
@@ -223,19 +223,19 @@ export class DatabaseJobQueue implements JobQueue {
   async stop(graceMs: number = this.stopGraceMs): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    clearInterval(this.pollTimer);
-    clearTimeout(this.delayTimer);
+    this.pollTimer?.cancel();
+    this.delayTimer?.cancel();
     // Claims in flight hand their jobs straight back (see `claim`); then wait for running attempts.
     await Promise.allSettled([...this.claims]);
     const running = () => [...this.attempts.values()].map((attempt) => attempt.done);
-    await settledWithin(running(), graceMs);
+    await settledWithin(this.clock, running(), graceMs);
     for (const attempt of this.attempts.values()) {
       attempt.stopping = true;
       attempt.controller.abort(new Error('job queue stopping'));
     }
-    await settledWithin(running(), ABORT_SETTLE_MS);
+    await settledWithin(this.clock, running(), ABORT_SETTLE_MS);
     // An attempt still running now keeps no lease: the job is offered again when it expires.
-    clearInterval(this.renewTimer);
+    this.renewTimer?.cancel();
     this.renewTimer = undefined;
     for (const state of this.kinds.values()) {
       state.ready = [];
@@ -514,11 +514,11 @@ export class DatabaseJobQueue implements JobQueue {
   }
 
   private scheduleDelayed(): void {
-    clearTimeout(this.delayTimer);
+    this.delayTimer?.cancel();
     this.delayTimer = undefined;
     const next = this.delayed[0];
     if (!this.started || !next) return;
-    this.delayTimer = setTimeout(() => {
+    this.delayTimer = this.clock.setTimeout(() => {
       const now = this.now();
       const due = this.delayed.filter((job) => job.run_at <= now);
       this.delayed = this.delayed.filter((job) => job.run_at > now);
@@ -587,15 +587,15 @@ export function retryDelayMs(policy: JobRetryPolicy, attempt: number): number {
   return Math.max(0, Math.round(base * (1 + jitter * (2 * Math.random() - 1))));
 }
 
-function settledWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
+function settledWithin(clock: Clock, promises: Promise<unknown>[], ms: number): Promise<void> {
   if (promises.length === 0) return Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   return Promise.race([
     Promise.allSettled(promises).then(() => undefined),
     new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
+      timer = clock.setTimeout(resolve, ms);
     }),
-  ]).finally(() => clearTimeout(timer));
+  ]).finally(() => timer?.cancel());
 }
 
 function errorMessage(error: unknown): string {

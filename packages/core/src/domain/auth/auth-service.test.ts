@@ -3,10 +3,10 @@ import { base64url, decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT }
 import { MemoryDatabase } from '../../adapters/memory/memory-database';
 import { AesGcmSecretBox } from '../../adapters/node/aes-gcm-secret-box';
 import { ScryptPasswordHasher } from '../../adapters/node/scrypt-password-hasher';
+import { SystemClock } from '../../adapters/node/system-clock';
 import { UuidV7Generator } from '../../adapters/node/uuid-v7-generator';
 import { defaultConfig, type RunloomConfig } from '../../config';
 import { ApiError } from '../../http/api-error';
-import type { Clock } from '../../ports/clock';
 import type { Database } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { authMigrations, CLIENTS, SIGNING_KEYS } from './auth-migrations';
@@ -15,9 +15,12 @@ import { OAuthError } from './oauth-error';
 import { SigningKeyRing } from './signing-keys';
 import { TokenThrottle } from './token-throttle';
 
-class ManualClock implements Clock {
-  constructor(public ms = Date.UTC(2030, 0, 1, 12)) {}
-  now(): Date {
+/** Time set by hand; auth sets no timers, so the system's stand. */
+class ManualClock extends SystemClock {
+  constructor(public ms = Date.UTC(2030, 0, 1, 12)) {
+    super();
+  }
+  override now(): Date {
     return new Date(this.ms);
   }
   advance(ms: number): void {

@@ -1,13 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Clock } from '../../ports/clock';
+import { ManualClock } from '../../testing/manual-clock';
 import { addressKey, THROTTLE_POLICY, TokenThrottle } from './token-throttle';
-
-class ManualClock implements Clock {
-  ms = Date.UTC(2030, 0, 1);
-  now(): Date {
-    return new Date(this.ms);
-  }
-}
 
 describe('TokenThrottle', () => {
   it('counts IPv4 as is, IPv4-mapped IPv6 as its IPv4 address, other IPv6 by /64, and no address as one unknown', () => {
@@ -23,8 +16,8 @@ describe('TokenThrottle', () => {
     assert.equal(addressKey(''), 'unknown');
   });
 
-  it('forgets failures after 15 minutes without one', () => {
-    const clock = new ManualClock();
+  it('forgets failures after 15 minutes without one', async () => {
+    const clock = new ManualClock(Date.UTC(2030, 0, 1));
     const throttle = new TokenThrottle(clock);
     const keys = { clientId: 'c', remoteAddress: '198.51.100.7' };
     for (let index = 0; index < THROTTLE_POLICY.freeFailuresPerClientAndAddress; index += 1) {
@@ -32,7 +25,7 @@ describe('TokenThrottle', () => {
       assert.ok(!('retryAfterSeconds' in attempt));
       attempt.failed();
     }
-    clock.ms += THROTTLE_POLICY.forgetAfterMs;
+    await clock.advance(THROTTLE_POLICY.forgetAfterMs);
     const fresh = throttle.begin(keys);
     assert.ok(!('retryAfterSeconds' in fresh));
     assert.equal(fresh.failed().failures, 1);

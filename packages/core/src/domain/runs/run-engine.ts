@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
-import { Clock } from '../../ports/clock';
+import { Clock, type Timer } from '../../ports/clock';
 import { Database, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
@@ -38,9 +38,6 @@ const RUN_JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_RUN_ATTEMPTS, initialBa
  */
 const REPAIR_INTERVAL_MS = 60_000;
 
-/** The longest delay `setTimeout` takes (2^31 - 1 ms). */
-const MAX_TIMER_MS = 2_147_483_647;
-
 /** The topic a run's final view is published on when it finishes (sync submissions wait for it). */
 export function runTopic(runId: string): string {
   return `run:${runId}`;
@@ -66,7 +63,7 @@ export class RunEngine implements Lifecycle {
   private readonly slots: AccountSlots;
   /** Runs executing, or waiting for a slot, in this process: to abort on cancel. */
   private readonly executing = new Map<string, AbortController>();
-  private repairTimer: ReturnType<typeof setInterval> | undefined;
+  private repairTimer: Timer | undefined;
 
   constructor(
     @inject(RunRepository) private readonly runs: RunRepository,
@@ -90,13 +87,13 @@ export class RunEngine implements Lifecycle {
     );
     this.metrics.gauge('runloom_job_queue_depth', 'Jobs waiting or running (runs, callbacks, …)', async () => [{ labels: {}, value: await this.queue.depth() }]);
     await this.repair();
-    this.repairTimer = setInterval(() => {
+    this.repairTimer = this.clock.setInterval(() => {
       this.repair().catch((error: unknown) => this.logger.error({ error: messageOf(error) }, 'queueing runs without a job failed'));
     }, REPAIR_INTERVAL_MS);
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.repairTimer);
+    this.repairTimer?.cancel();
   }
 
   /** Queues the run's job, in one write with `ops` (e.g. the run's insert); a job the run already has stands. */
@@ -207,19 +204,14 @@ export class RunEngine implements Lifecycle {
     // the outcome is written only once it has landed.
     const marked = resumed ? Promise.resolve(true) : this.markRunning(run, controller);
     marked.catch(() => {});
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: Timer | undefined;
     try {
       if (run.timeout_seconds !== null && run.timeout_seconds >= 1) {
         const seconds = run.timeout_seconds;
         // Counted from the start, across a resumption too.
-        const deadline = Date.parse(run.started_at!) + seconds * 1000;
-        const arm = (): void => {
-          const remainingMs = deadline - this.clock.now().getTime();
-          if (remainingMs <= 0) controller.abort(new RunTimedOut(seconds));
-          // Timers cannot wait longer than about 24.8 days: a longer timeout waits in steps.
-          else timer = setTimeout(arm, Math.min(remainingMs, MAX_TIMER_MS));
-        };
-        arm();
+        const remainingMs = Date.parse(run.started_at!) + seconds * 1000 - this.clock.now().getTime();
+        if (remainingMs <= 0) controller.abort(new RunTimedOut(seconds));
+        else timer = this.clock.setTimeout(() => controller.abort(new RunTimedOut(seconds)), remainingMs);
       }
       const telemetry = run.telemetry_enabled ? new RecordingTelemetry(this.clock, run) : undefined;
       const usage = { input_tokens: 0, output_tokens: 0 };
@@ -240,7 +232,7 @@ export class RunEngine implements Lifecycle {
       fields.trace = telemetry?.finish(fields.status, fields.error) ?? null;
       await this.finishWith(run, fields, 'running', context);
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
     }
   }
 
