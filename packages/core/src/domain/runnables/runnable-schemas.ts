@@ -33,7 +33,16 @@ export const createRunnableInput = z
     message: 'give config_content (YAML or JSON text) or config_content_parsed (an object)',
     path: ['config_content'],
   })
-  .meta({ id: 'RunnableCreate' });
+  .meta({
+    id: 'RunnableCreate',
+    examples: [
+      {
+        name: 'summarize',
+        tags: ['docs'],
+        config_content: 'prompt:\n  messages:\n    - role: user\n      content: Summarize in one line.\nllms:\n  - model: openai/gpt-4o-mini\n',
+      },
+    ],
+  });
 export type CreateRunnableInput = z.input<typeof createRunnableInput>;
 
 /** Every field optional; `description: null` removes the description. */
