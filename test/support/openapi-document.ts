@@ -80,6 +80,22 @@ export function deref(document: OpenApiDocument, schema: JsonSchema | undefined)
   return name === undefined ? schema : deref(document, document.components.schemas[name]);
 }
 
+/**
+ * `value` with every `$ref` into `components.schemas` replaced by a copy of the schema it names (a
+ * reference back into a schema being inlined is kept), for tests that read schemas as plain objects.
+ */
+export function inlineSchemaRefs<T>(document: OpenApiDocument, value: T, inlining: ReadonlySet<string> = new Set()): T {
+  if (Array.isArray(value)) return value.map((item) => inlineSchemaRefs(document, item, inlining)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const ref = (value as JsonSchema).$ref;
+  const name = typeof ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1] : undefined;
+  if (name !== undefined && !inlining.has(name) && document.components.schemas[name]) {
+    const { $ref: _ref, ...siblings } = value as JsonSchema;
+    return { ...inlineSchemaRefs(document, document.components.schemas[name], new Set([...inlining, name])), ...siblings } as T;
+  }
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, inlineSchemaRefs(document, item, inlining)])) as T;
+}
+
 const DOCUMENT_ID = 'openapi.json';
 
 /** A JSON pointer (RFC 6901) of the segments. */
