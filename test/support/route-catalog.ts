@@ -1,5 +1,6 @@
 import { Router, type RouteDefinition } from '../../packages/core/src/index';
 import type { JsonSchema } from './json-schema-sample';
+import { inlineSchemaRefs, type OpenApiDocument } from './openapi-document';
 import type { TestRunloom } from './harness';
 
 /** A parameter of an OpenAPI operation. */
@@ -35,11 +36,16 @@ export async function routeCatalog(t: TestRunloom): Promise<{ routes: CatalogRou
   const basePath = t.runloom.config.basePath;
   const response = await t.request('/v1/openapi.json');
   if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}`);
-  const document = (await response.json()) as { paths: Record<string, Record<string, OpenApiOperation>> };
+  const document = (await response.json()) as OpenApiDocument;
+  // Schemas named in components are inlined: the tests read each operation's schemas as plain objects.
+  const operationOf = (path: string, method: string): OpenApiOperation | undefined => {
+    const operation = document.paths[path]?.[method];
+    return operation && (inlineSchemaRefs(document, operation) as unknown as OpenApiOperation);
+  };
   const routes = t.runloom.container.get(Router).routes.map((definition) => ({
     definition,
     key: `${definition.method} ${definition.path}`,
-    operation: document.paths[`${basePath}${definition.path}`]?.[definition.method.toLowerCase()],
+    operation: operationOf(`${basePath}${definition.path}`, definition.method.toLowerCase()),
     pathParams: [...definition.path.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]!),
   }));
   return { routes, document };
@@ -78,5 +84,6 @@ export function jsonBodySchema(route: CatalogRoute): JsonSchema | undefined {
 /** Whether the route documents a JSON error body whose `error` is an object (SPEC's provider NOT_FOUND). */
 export function documentsObjectError(route: CatalogRoute, status: number): boolean {
   const schema = route.operation?.responses[String(status)]?.content?.['application/json']?.schema;
-  return schema?.properties?.error?.type === 'object';
+  // The route's own body may be declared beside the router's error envelope (anyOf).
+  return [schema, ...((schema?.anyOf as JsonSchema[] | undefined) ?? [])].some((candidate) => candidate?.properties?.error?.type === 'object');
 }

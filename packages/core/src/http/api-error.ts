@@ -25,6 +25,9 @@ export type ErrorCode = keyof typeof ErrorCodes;
 export interface ErrorDetail {
   path: string;
   message: string;
+  /** 1-based position in a configuration text, when the problem can be located there. */
+  line?: number;
+  column?: number;
 }
 
 export class ApiError extends Error {

@@ -18,7 +18,11 @@ export interface ResponseSpec {
   description: string;
   /** JSON body schema; omit for bodies that are not JSON. */
   schema?: z.ZodType;
-  /** Media type of a non-JSON body (a file, an event stream). */
+  /**
+   * Media type of a non-JSON body (a file, an event stream, text), or a media range such as
+   * `text/*` (a route that serves stored content of any type declares the any-type range). The
+   * document declares text as a string and anything else as binary.
+   */
   contentType?: string;
 }
 
@@ -26,12 +30,13 @@ export interface ResponseSpec {
  * How the request body is read:
  * - a zod schema: a JSON body (also form-encoded when `form` is set), parsed within the JSON
  *   limit and validated;
- * - `{ stream: … }`: the handler reads `request.body` itself (uploads); the router only checks
- *   the media type against `mediaTypes`.
+ * - `{ stream: … }`: the handler reads `request.body` itself (uploads, the token endpoint); the
+ *   router only checks the media type against `mediaTypes`. `schemas` documents the body of a
+ *   media type that has fields (JSON, a form, multipart); any other is declared as raw bytes.
  */
 export type BodySpec<B = unknown> =
   | { json: z.ZodType<B>; form?: boolean; optional?: boolean }
-  | { stream: { mediaTypes: string[]; description: string } };
+  | { stream: { mediaTypes: string[]; description: string; schemas?: Record<string, z.ZodType> } };
 
 export interface RouteInput<P, Q, B> {
   params: P;

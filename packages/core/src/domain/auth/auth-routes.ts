@@ -5,20 +5,35 @@ import { readText } from '../../http/exchange';
 import type { AuthService, TokenRequest } from './auth-service';
 import { OAuthError } from './oauth-error';
 
-const tokenResponseSchema = z.object({
-  access_token: z.string().describe('a JWT; send it as Authorization: Bearer <access_token>'),
-  token_type: z.literal('Bearer'),
-  expires_in: z.number().int().describe('lifetime in seconds'),
-});
+/** The token request as documented; the handler reads the body itself to answer OAuth errors. */
+const tokenRequestSchema = z
+  .object({
+    grant_type: z.literal('client_credentials'),
+    client_id: z.string().optional().describe('the client id, unless sent by HTTP Basic'),
+    client_secret: z.string().optional().describe('the client secret, unless sent by HTTP Basic'),
+  })
+  .meta({ id: 'TokenRequest' });
 
-const oauthErrorSchema = z.object({
-  error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'slow_down']),
-  error_description: z.string(),
-});
+const tokenResponseSchema = z
+  .object({
+    access_token: z.string().describe('a JWT; send it as Authorization: Bearer <access_token>'),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int().describe('lifetime in seconds'),
+  })
+  .meta({ id: 'TokenResponse' });
 
-const jwksSchema = z.object({
-  keys: z.array(z.object({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') }).loose()),
-});
+const oauthErrorSchema = z
+  .object({
+    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'slow_down']),
+    error_description: z.string(),
+  })
+  .meta({ id: 'OAuthError' });
+
+const jwksSchema = z
+  .object({
+    keys: z.array(z.object({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') }).loose()),
+  })
+  .meta({ id: 'Jwks' });
 
 /** RFC 6749 §5.1: token responses (and their errors) must not be cached. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
@@ -41,6 +56,7 @@ export function authRoutes(auth: AuthService, jsonBodyLimitBytes: number): Route
           mediaTypes: ['application/json', 'application/x-www-form-urlencoded'],
           description:
             'grant_type=client_credentials, and client_id + client_secret in the body or by HTTP Basic (RFC 6749 §2.3.1)',
+          schemas: { 'application/json': tokenRequestSchema, 'application/x-www-form-urlencoded': tokenRequestSchema },
         },
       },
       responses: {

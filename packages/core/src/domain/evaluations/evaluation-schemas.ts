@@ -58,7 +58,7 @@ export const createEvaluationBody = z.object({
     .enum(EVALUATION_METHODS, { error: `method must be one of ${EVALUATION_METHODS.join(', ')}` })
     .optional()
     .describe('default: json_subset for a partial object label, json_equal for an object label, exact for a text label'),
-});
+}).meta({ id: 'EvaluationCreate' });
 export type CreateEvaluationInput = z.infer<typeof createEvaluationBody>;
 
 const mismatchSchema = z.object({
@@ -66,7 +66,7 @@ const mismatchSchema = z.object({
   expected: z.unknown().optional(),
   actual: z.unknown().optional(),
   problem: z.enum(['different', 'missing', 'unexpected']),
-});
+}).meta({ id: 'EvaluationMismatch' });
 
 export const evaluationSchema = z.object({
   id: z.uuid(),
@@ -90,4 +90,4 @@ export const evaluationSchema = z.object({
     mismatch_count: z.int().optional(),
   }),
   created_at: z.string(),
-});
+}).meta({ id: 'Evaluation' });

@@ -35,7 +35,7 @@ export const createGoldLabelBody = z.object({
   text_value: textValue.nullish(),
   object_value: objectValue.nullish(),
   object_value_is_partial: z.boolean().optional(),
-});
+}).meta({ id: 'GoldLabelCreate' });
 export type CreateGoldLabelInput = z.infer<typeof createGoldLabelBody>;
 
 /** `PATCH …/gold-label/{id}`: given fields change; `null` clears a value (to switch text ⇄ object). */
@@ -44,7 +44,7 @@ export const updateGoldLabelBody = z.object({
   text_value: textValue.nullish(),
   object_value: objectValue.nullish(),
   object_value_is_partial: z.boolean().optional(),
-});
+}).meta({ id: 'GoldLabelUpdate' });
 export type UpdateGoldLabelInput = z.infer<typeof updateGoldLabelBody>;
 
 export const goldLabelSchema = z.object({
@@ -59,4 +59,4 @@ export const goldLabelSchema = z.object({
   updated_by: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'GoldLabel' });

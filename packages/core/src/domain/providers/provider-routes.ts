@@ -16,12 +16,12 @@ const providerConfig = z.object({
   credentials: z.record(z.string(), z.string()).describe('secret values masked: only their last 4 characters show'),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Provider' });
 
 const putBody = z.object({
   enabled: z.boolean(),
   credentials: z.record(z.string(), z.unknown()).default({}).describe(CREDENTIALS_DESCRIPTION),
-});
+}).meta({ id: 'ProviderUpdate' });
 
 const responses = {
   badRequest: { description: 'unknown provider name or invalid credentials', schema: apiErrorBody },

@@ -77,7 +77,7 @@ export const resourcePatchSchema = z.object({
   original_uri: editableFields.original_uri.optional(),
   external_id: editableFields.external_id.optional(),
   external_storage_type: editableFields.external_storage_type.optional(),
-});
+}).meta({ id: 'ResourceUpdate' });
 export type ResourcePatch = z.input<typeof resourcePatchSchema>;
 
 /** A query value that may be repeated (`?tags=a&tags=b`), each also a comma-separated list. */
@@ -111,6 +111,6 @@ export const resourceSchema = z.object({
   created_by: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-});
+}).meta({ id: 'Resource' });
 
 export const resourceIdParams = z.object({ id: z.uuid('id must be a UUID') });

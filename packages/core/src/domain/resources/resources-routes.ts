@@ -19,6 +19,11 @@ const uploadQuery = z.object({
   created_by: z.string().optional(),
 });
 
+/** The multipart form of an upload: the `file` part and the query's fields as text fields. */
+const uploadForm = uploadQuery
+  .extend({ file: z.string().meta({ format: 'binary', description: 'the content; its Content-Type becomes mime_type' }) })
+  .meta({ id: 'ResourceUploadForm' });
+
 const UPLOAD_DESCRIPTION =
   'Either multipart/form-data with one part named `file` (the content; its Content-Type becomes mime_type) and text fields ' +
   '`name`, `directory_path`, `tags` (repeated, or one JSON array), `metadata` (JSON object text), `original_uri`, `external_id`, ' +
@@ -39,7 +44,9 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
       tag: 'resources',
       summary: 'Upload a resource (multipart form or raw bytes), streamed into the blob store',
       query: uploadQuery,
-      body: { stream: { mediaTypes: ['multipart/form-data', '*/*'], description: UPLOAD_DESCRIPTION } },
+      body: {
+        stream: { mediaTypes: ['multipart/form-data', '*/*'], description: UPLOAD_DESCRIPTION, schemas: { 'multipart/form-data': uploadForm } },
+      },
       responses: {
         201: { description: 'the stored resource', schema: resourceSchema },
         400: errors[400],
@@ -82,8 +89,8 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
       summary: 'Download the content: ETag is the sha256; If-None-Match and single byte ranges are honoured',
       params: resourceIdParams,
       responses: {
-        200: { description: 'the whole content', contentType: 'application/octet-stream' },
-        206: { description: 'the requested byte range, with Content-Range', contentType: 'application/octet-stream' },
+        200: { description: 'the whole content, as the media type it was stored with', contentType: '*/*' },
+        206: { description: 'the requested byte range, with Content-Range', contentType: '*/*' },
         304: { description: 'If-None-Match matched the ETag' },
         401: errors[401],
         404: errors[404],

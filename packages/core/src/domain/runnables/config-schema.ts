@@ -225,7 +225,7 @@ export type LlmConfig = z.infer<typeof llmSchema>;
 export type InputConfig = z.infer<typeof inputSchema>;
 
 /** Any variant: for documentation (OpenAPI, editor schemas); parsing dispatches on `type`. */
-export const runnableConfigSchema = z.union([promptConfigSchema, flowConfigSchema, agentConfigSchema]);
+export const runnableConfigSchema = z.union([promptConfigSchema, flowConfigSchema, agentConfigSchema]).meta({ id: 'RunnableConfig' });
 
 const VARIANT_SCHEMAS: Record<RunnableType, z.ZodType<RunnableConfig>> = {
   prompt: promptConfigSchema,

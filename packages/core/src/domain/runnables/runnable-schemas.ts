@@ -32,6 +32,16 @@ export const createRunnableInput = z
   .refine((input) => input.config_content !== undefined || input.config_content_parsed !== undefined, {
     message: 'give config_content (YAML or JSON text) or config_content_parsed (an object)',
     path: ['config_content'],
+  })
+  .meta({
+    id: 'RunnableCreate',
+    examples: [
+      {
+        name: 'summarize',
+        tags: ['docs'],
+        config_content: 'prompt:\n  messages:\n    - role: user\n      content: Summarize in one line.\nllms:\n  - model: openai/gpt-4o-mini\n',
+      },
+    ],
   });
 export type CreateRunnableInput = z.input<typeof createRunnableInput>;
 
@@ -41,7 +51,7 @@ export const updateRunnableInput = z.object({
   description: z.string().max(100_000).nullish(),
   tags: z.array(tag).max(100).optional(),
   ...configFields,
-});
+}).meta({ id: 'RunnableUpdate' });
 export type UpdateRunnableInput = z.input<typeof updateRunnableInput>;
 
 /** `tags=a&tags=b` or `tags=a,b`: a runnable matches when it has all of them. */
@@ -77,7 +87,7 @@ export const runnableSchema = z.object({
   description: z.string().optional(),
   created_by: z.string(),
   tags: z.array(z.string()),
-});
+}).meta({ id: 'Runnable' });
 
 export const runnableVersionSchema = z.object({
   version: z.int().min(1),
@@ -85,4 +95,4 @@ export const runnableVersionSchema = z.object({
   config_content_sha256: z.string(),
   created_at: z.iso.datetime(),
   created_by: z.string(),
-});
+}).meta({ id: 'RunnableVersion' });

@@ -37,7 +37,7 @@ export const runRequestSchema = z.object({
     )
     .default({})
     .describe('sent with the callback; never echoed back'),
-});
+}).meta({ id: 'RunRequest' });
 export type RunRequest = z.input<typeof runRequestSchema>;
 export type ParsedRunRequest = z.output<typeof runRequestSchema>;
 
@@ -115,4 +115,4 @@ export const runViewSchema = z.object({
     })
     .nullable()
     .describe('steps and model calls with latencies and tokens, when telemetry is on'),
-});
+}).meta({ id: 'Run' });

@@ -3,7 +3,7 @@ import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import type { WebhookSecretService } from './webhook-secret-service';
 
-const secretBody = z.object({ secret: z.string().describe('whsec_ followed by base64 (Standard Webhooks)') });
+const secretBody = z.object({ secret: z.string().describe('whsec_ followed by base64 (Standard Webhooks)') }).meta({ id: 'WebhookSecret' });
 const unauthorized = { description: 'missing or invalid bearer token', schema: apiErrorBody };
 
 export function webhookSecretRoutes(secrets: WebhookSecretService): RouteDefinition[] {
