@@ -41,6 +41,7 @@ export {
   type CreateEvaluationInput,
 } from './domain/evaluations/evaluation-schemas';
 export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
+export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address-policy';
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { RunnableService } from './domain/runnables/runnable-service';
 export type { Runnable, RunnableVersion } from './domain/runnables/runnable-record';
