@@ -154,10 +154,10 @@ describe('LLM provider configurations (HTTP)', () => {
   });
 
   it('hands model calls the plaintext credentials, and names the provider when it cannot be used', async () => {
-    await put(app, 'anthropic', { enabled: true, credentials: { api_key: 'sk-ant-secret', base_url: 'http://127.0.0.1:9999/v1' } });
+    await put(app, 'anthropic', { enabled: true, credentials: { api_key: 'sk-ant-secret', base_url: 'http://93.184.215.14:9999/v1' } });
     await put(app, 'mistral', { enabled: false, credentials: {} });
     const providers = app.runloom.providers;
-    assert.deepEqual(await providers.getCredentials('acct-a', 'anthropic'), { api_key: 'sk-ant-secret', base_url: 'http://127.0.0.1:9999/v1' });
+    assert.deepEqual(await providers.getCredentials('acct-a', 'anthropic'), { api_key: 'sk-ant-secret', base_url: 'http://93.184.215.14:9999/v1' });
     await assert.rejects(providers.getCredentials('acct-a', 'mistral'), (error: unknown) => {
       assert.ok(error instanceof ProviderUnavailableError);
       assert.match(error.message, /provider mistral is disabled/);

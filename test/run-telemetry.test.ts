@@ -15,7 +15,8 @@ describe('run telemetry', function () {
     // What a host does to receive Runloom's spans: register a tracer provider with the OpenTelemetry API.
     assert.equal(trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })), true);
     openai = await startFakeVendor('openai');
-    t = await startTestRunloom();
+    // The fake listens on loopback: let exactly it in, as --egress-allow does for a self-hosted vendor.
+    t = await startTestRunloom({ egressAllow: [new URL(openai.baseUrl).host] });
     await useFakeVendor(t, openai);
   });
   after(async () => {

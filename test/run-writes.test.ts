@@ -31,7 +31,8 @@ describe('durable writes of one run', function () {
 
   before(async () => {
     openai = await startFakeVendor('openai');
-    t = await startTestRunloom({ modules: [countingModule] });
+    // The fake listens on loopback: let exactly it in, as --egress-allow does for a self-hosted vendor.
+    t = await startTestRunloom({ modules: [countingModule], egressAllow: [new URL(openai.baseUrl).host] });
     await useFakeVendor(t, openai);
   });
   after(async () => {

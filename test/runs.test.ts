@@ -587,7 +587,8 @@ describe('agent HTTP tools under the default egress policy', function () {
       res.end('{}');
     });
     await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve));
-    t = await startTestRunloom();
+    // Only the fake vendor is let in; the tool server on another loopback port stays refused.
+    t = await startTestRunloom({ egressAllow: [new URL(openai.baseUrl).host] });
     await useFakeVendor(t, openai);
   });
   after(async () => {

@@ -16,7 +16,14 @@ export interface RunloomConfig {
   rateLimit: number;
   jsonBodyLimitBytes: number;
   uploadLimitBytes: number;
+  /** Lets every outbound request (model vendors, callbacks, agent HTTP tools) reach loopback, private, link-local and metadata addresses. */
   allowPrivateNetwork: boolean;
+  /**
+   * `host[:port]` destinations let in although their addresses are not public (a self-hosted
+   * vendor on the LAN): a name as written in URLs, or an address in any spelling; no port means
+   * every port (`--egress-allow`).
+   */
+  egressAllow: string[];
   callbackMaxAttempts: number;
   callbackInitialBackoffMs: number;
   /** How long a callback attempt waits for an answer before it counts as failed. */
@@ -44,6 +51,7 @@ export const defaultConfig: RunloomConfig = {
   jsonBodyLimitBytes: 1024 * 1024,
   uploadLimitBytes: 1024 * 1024 * 1024,
   allowPrivateNetwork: false,
+  egressAllow: [],
   callbackMaxAttempts: 8,
   callbackInitialBackoffMs: 1000,
   callbackTimeoutMs: 10_000,

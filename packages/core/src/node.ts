@@ -13,6 +13,7 @@ export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';
 export { ScryptPasswordHasher, type ScryptParameters } from './adapters/node/scrypt-password-hasher';
 export { NodeContentHasher } from './adapters/node/node-content-hasher';
 export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
+export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address-policy';
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
 export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';

@@ -15,6 +15,7 @@ describe('runloom serve options', () => {
         databaseUrl: undefined,
         bootstrapClients: [],
         allowPrivateNetwork: undefined,
+        egressAllow: [],
         basePath: undefined,
         tokenTtlSeconds: undefined,
         callbackMaxAttempts: undefined,
@@ -35,6 +36,7 @@ describe('runloom serve options', () => {
       [
         '--host', '0.0.0.0', '--port', '0', '--data-dir', '/tmp/d', '--database-url', 'postgres://u@db/x',
         '--bootstrap-client', 'acct-a:c1:s:with:colons', '--bootstrap-client', 'acct-b:c2:s2', '--allow-private-network',
+        '--egress-allow', 'llm.lan:8000', '--egress-allow', '10.0.0.7',
         '--base-path', '/api/', '--token-ttl-seconds', '60', '--callback-max-attempts', '3',
         '--callback-initial-backoff-ms', '10', '--rate-limit', '0', '--secret-key', KEY, '--blob-store', '/tmp/blobs',
         '--json-body-limit-bytes', '2048', '--upload-limit-bytes', '4096', '--run-concurrency', '4', '--run-concurrency-per-account', '2',
@@ -51,6 +53,7 @@ describe('runloom serve options', () => {
         databaseUrl: 'postgres://u@db/x',
         bootstrapClients: ['acct-a:c1:s:with:colons', 'acct-b:c2:s2'],
         allowPrivateNetwork: true,
+        egressAllow: ['llm.lan:8000', '10.0.0.7'],
         basePath: '/api',
         tokenTtlSeconds: 60,
         callbackMaxAttempts: 3,
@@ -75,8 +78,9 @@ describe('runloom serve options', () => {
       RUNLOOM_BASE_PATH: '/env',
       RUNLOOM_BOOTSTRAP_CLIENTS: 'acct-a:c1:env-secret, acct-b:c2:s2',
       RUNLOOM_METRICS_TOKEN: 'env-metrics-token',
+      RUNLOOM_EGRESS_ALLOW: 'llm.lan:8000, [fd00::7]:11434',
     };
-    const options = parseServeOptions(['--port', '0', '--bootstrap-client', 'acct-a:c1:flag-secret'], env)!;
+    const options = parseServeOptions(['--port', '0', '--bootstrap-client', 'acct-a:c1:flag-secret', '--egress-allow', '127.0.0.1:9000'], env)!;
     assert.equal(options.host, '::1');
     assert.equal(options.port, 0);
     assert.equal(options.runloom.tokenTtlSeconds, 120);
@@ -85,16 +89,19 @@ describe('runloom serve options', () => {
     assert.equal(options.runloom.metricsToken, 'env-metrics-token');
     // Upserted in order, so the flag's secret is the one c1 ends with.
     assert.deepEqual(options.runloom.bootstrapClients, ['acct-a:c1:env-secret', 'acct-b:c2:s2', 'acct-a:c1:flag-secret']);
+    // Both add destinations: the variable's and the flags'.
+    assert.deepEqual(options.runloom.egressAllow, ['llm.lan:8000', '[fd00::7]:11434', '127.0.0.1:9000']);
   });
 
   it('answers --help with undefined and documents every flag with its variable', () => {
     assert.equal(parseServeOptions(['--help'], {}), undefined);
-    for (const flag of ['--host', '--port', '--data-dir', '--database-url', '--bootstrap-client', '--allow-private-network', '--base-path',
+    for (const flag of ['--host', '--port', '--data-dir', '--database-url', '--bootstrap-client', '--allow-private-network', '--egress-allow', '--base-path',
       '--token-ttl-seconds', '--callback-max-attempts', '--callback-initial-backoff-ms', '--rate-limit', '--secret-key', '--blob-store',
       '--json-body-limit-bytes', '--upload-limit-bytes', '--run-concurrency', '--run-concurrency-per-account', '--metrics-token']) {
       assert.ok(SERVE_USAGE.includes(flag), flag);
     }
     assert.ok(SERVE_USAGE.includes('RUNLOOM_BOOTSTRAP_CLIENTS'));
+    assert.ok(SERVE_USAGE.includes('RUNLOOM_EGRESS_ALLOW, comma-separated'));
     assert.ok(SERVE_USAGE.includes('RUNLOOM_CALLBACK_INITIAL_BACKOFF_MS'));
     assert.ok(SERVE_USAGE.includes('RUNLOOM_METRICS_TOKEN'));
   });
@@ -115,6 +122,8 @@ describe('runloom serve options', () => {
     ['an empty metrics token in the environment', [], { RUNLOOM_METRICS_TOKEN: '' }, /--metrics-token must be/],
     ['a database URL that is not PostgreSQL', ['--database-url', 'mysql://x'], {}, /postgres:\/\//],
     ['a boolean variable that is not one', [], { RUNLOOM_ALLOW_PRIVATE_NETWORK: 'maybe' }, /RUNLOOM_ALLOW_PRIVATE_NETWORK must be true or false/],
+    ['an egress allow entry that is not host[:port]', ['--egress-allow', 'http://llm.lan/v1'], {}, /--egress-allow: egress allow entry #1 is invalid: 'http:\/\/llm\.lan\/v1' is not host\[:port\]/],
+    ['an egress allow port out of range', [], { RUNLOOM_EGRESS_ALLOW: 'llm.lan:99999' }, /--egress-allow: .*port must be from 1 to 65535/],
     ['an S3 blob store, which this build lacks', ['--blob-store', 's3://bucket/prefix'], {}, /only a local folder/],
   ];
   for (const [what, args, env, message] of refused) {

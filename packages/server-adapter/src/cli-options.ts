@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseBootstrapClients, type CreateRunloomOptions } from '@runloom/core';
+import { parseEgressAllow } from '@runloom/core/node';
 
 /** A command line the user must fix: the CLI prints the message and exits 2. */
 export class UsageError extends Error {
@@ -31,7 +32,16 @@ const SERVE_FLAGS = {
     value: 'ACCOUNT:CLIENT_ID:SECRET',
     help: 'create or update this client at start; repeatable',
   },
-  'allow-private-network': { type: 'boolean', help: 'let callbacks and provider base_urls reach loopback/private addresses' },
+  'allow-private-network': {
+    type: 'boolean',
+    help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools) reach loopback, private, link-local and metadata addresses',
+  },
+  'egress-allow': {
+    type: 'string',
+    multiple: true,
+    value: 'HOST[:PORT]',
+    help: 'let outbound requests reach this one destination although it is not public, e.g. a self-hosted vendor at llm.lan:8000 or 10.0.0.7:11434 (no port: every port); repeatable',
+  },
   'base-path': { type: 'string', value: 'PATH', help: 'prefix of every route, e.g. /api (default none)' },
   'token-ttl-seconds': { type: 'string', value: 'N', help: 'lifetime of access tokens (default 3600)' },
   'callback-max-attempts': { type: 'string', value: 'N', help: 'deliveries of a run callback before it fails (default 8)' },
@@ -51,6 +61,12 @@ const SERVE_FLAGS = {
   's3-endpoint': { type: 'string', value: 'URL', help: 'endpoint of an S3-compatible blob store' },
   help: { type: 'boolean', help: 'show this help', noEnv: true },
 } as const satisfies Record<string, FlagSpec>;
+
+/** Repeatable flags whose variable holds a comma-separated list. */
+const LIST_ENV: Record<string, string> = {
+  'bootstrap-client': 'RUNLOOM_BOOTSTRAP_CLIENTS, comma-separated',
+  'egress-allow': 'RUNLOOM_EGRESS_ALLOW, comma-separated',
+};
 
 const CLIENT_CREATE_FLAGS = {
   account: { type: 'string', value: 'ACCOUNT', help: 'account the new client belongs to (required)', noEnv: true },
@@ -100,6 +116,13 @@ export function parseServeOptions(args: string[], env: Env): ServeOptions | unde
     throw new UsageError(`--bootstrap-client: ${(error as Error).message}`);
   }
 
+  const egressAllow = [...listFromEnv(env.RUNLOOM_EGRESS_ALLOW), ...(values['egress-allow'] ?? [])];
+  try {
+    parseEgressAllow(egressAllow);
+  } catch (error) {
+    throw new UsageError(`--egress-allow: ${(error as Error).message}`);
+  }
+
   const blobStore = pick('blob-store');
   if (blobStore !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(blobStore)) {
     throw new UsageError(`--blob-store: only a local folder is supported by this build, not '${blobStore.split('://')[0]}://'`);
@@ -117,6 +140,7 @@ export function parseServeOptions(args: string[], env: Env): ServeOptions | unde
       databaseUrl: databaseUrl(pick('database-url')),
       bootstrapClients: bootstrapEntries,
       allowPrivateNetwork: values['allow-private-network'] ?? boolean('allow-private-network', env.RUNLOOM_ALLOW_PRIVATE_NETWORK),
+      egressAllow,
       basePath: basePath(pick('base-path')),
       tokenTtlSeconds: integer('token-ttl-seconds', pick('token-ttl-seconds'), 1),
       callbackMaxAttempts: integer('callback-max-attempts', pick('callback-max-attempts'), 1),
@@ -232,7 +256,7 @@ function metricsToken(value: string | undefined): string | undefined {
 
 function usage(synopsis: string, summary: string, flags: Record<string, FlagSpec>): string {
   const rows = Object.entries(flags).map(([name, spec]) => {
-    const env = spec.noEnv ? '' : ` [${name === 'bootstrap-client' ? 'RUNLOOM_BOOTSTRAP_CLIENTS, comma-separated' : envName(name)}]`;
+    const env = spec.noEnv ? '' : ` [${LIST_ENV[name] ?? envName(name)}]`;
     return `  --${name}${spec.value ? ` ${spec.value}` : ''}\n      ${spec.help}${env}`;
   });
   return `Usage: ${synopsis}\n\n${summary}\n\nOptions (environment variable in brackets; flags win over it):\n${rows.join('\n')}\n`;

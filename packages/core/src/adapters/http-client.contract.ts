@@ -182,12 +182,177 @@ export function describeHttpClientContract(name: string, create: (egress: Egress
         ['[fe80::1]', 'linkLocal'],
         ['0x7f.1', 'loopback'],
         ['2130706433', 'loopback'],
+        ['0x7f000001', 'loopback'],
+        ['127.1', 'loopback'],
+        ['0177.0.0.1', 'loopback'],
+        ['017700000001', 'loopback'],
+        ['127.0.0.1.', 'loopback'],
+        ['[::ffff:7f00:1]', 'loopback'],
+        ['[0:0:0:0:0:ffff:127.0.0.1]', 'loopback'],
+        ['0', 'unspecified'],
+        ['[::]', 'unspecified'],
+        ['224.0.0.1', 'multicast'],
       ];
       for (const [host, range] of cases) {
         await refusal(client.post({ url: `http://${host}:${sink.port}/`, body: 'x' }), range);
         await refusal(client.checkDestination(`https://${host}/`), range);
+        await refusal(client.fetch(`http://${host}:${sink.port}/v1/chat`, { method: 'POST', body: '{}' }), range);
       }
       assert.equal(sink.connections, 0);
+    });
+
+    it('names the flags that would let a refused destination in, the same whether anything listens there', async () => {
+      const closed = await startLoopbackSink();
+      await closed.close();
+      const open = await refusal(create(GUARD).fetch(`http://127.0.0.1:${sink.port}/v1`), 'loopback');
+      const shut = await refusal(create(GUARD).fetch(`http://127.0.0.1:${closed.port}/v1`), 'loopback');
+      assert.match(open.message, new RegExp(`--egress-allow 127\\.0\\.0\\.1:${sink.port}\\b.*--allow-private-network`));
+      assert.equal(open.message.replace(String(sink.port), 'PORT'), shut.message.replace(String(closed.port), 'PORT'));
+      const named = await refusal(create(GUARD).checkDestination(`http://localhost:${sink.port}/`), 'loopback');
+      assert.match(named.message, new RegExp(`--egress-allow localhost:${sink.port}\\b`));
+      assert.match((await refusal(create(GUARD).checkDestination('https://[::1]/'), 'loopback')).message, /--egress-allow \[::1\]:443\b/);
+      assert.equal(sink.connections, 0);
+    });
+
+    it('lets in exactly the destinations its allow entries name', async () => {
+      const other = await startLoopbackSink();
+      try {
+        const onePort = create({ allowPrivateNetwork: false, allow: [`127.0.0.1:${sink.port}`] });
+        assert.equal((await onePort.post({ url: `http://127.0.0.1:${sink.port}/`, body: 'x' })).status, 200);
+        assert.equal((await onePort.fetch(`http://localhost:${sink.port}/`)).status, 200, 'a name resolving to the allowed address and port');
+        await refusal(onePort.post({ url: `http://127.0.0.1:${other.port}/`, body: 'x' }), 'loopback');
+        await refusal(onePort.fetch(`http://127.0.0.2:${sink.port}/`), 'loopback');
+        await refusal(onePort.checkDestination(`http://10.0.0.1:${sink.port}/`), 'private');
+        assert.equal(other.connections, 0);
+
+        const spelled = create({ allowPrivateNetwork: false, allow: [`2130706433:${sink.port}`] });
+        assert.equal((await spelled.fetch(`http://127.1:${sink.port}/`)).status, 200);
+
+        const anyPort = create({ allowPrivateNetwork: false, allow: ['127.0.0.1'] });
+        assert.equal((await anyPort.post({ url: `http://127.0.0.1:${other.port}/`, body: 'x' })).status, 200);
+
+        const byName = create({ allowPrivateNetwork: false, allow: [`LocalHost:${sink.port}`] });
+        assert.equal((await byName.fetch(`http://localhost:${sink.port}/`)).status, 200);
+        await refusal(byName.fetch(`http://127.0.0.1:${sink.port}/`), 'loopback');
+        await refusal(byName.fetch(`http://localhost:${other.port}/`), 'loopback');
+        assert.equal(other.connections, 1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('refuses an allow entry that is not host[:port]', () => {
+      for (const entry of ['', 'http://llm.lan', 'llm.lan:0', 'llm.lan:70000', 'llm.lan/v1', 'user@llm.lan', '[::1']) {
+        assert.throws(() => create({ allowPrivateNetwork: false, allow: [entry] }), /egress allow entry #1 is invalid/, entry);
+      }
+    });
+
+    describe('fetch', () => {
+      it('sends method, headers and body and answers a web Response', async () => {
+        sink.respond = (_request, response) => {
+          response.writeHead(201, { 'content-type': 'application/json', 'x-answer': 'yes' });
+          response.end('{"ok":true}');
+        };
+        const response = await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/v1/chat?x=1`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer k' },
+          body: '{"a":1}',
+        });
+        assert.ok(response instanceof Response);
+        assert.equal(response.status, 201);
+        assert.equal(response.headers.get('x-answer'), 'yes');
+        assert.deepEqual(await response.json(), { ok: true });
+        assert.deepEqual(
+          sink.requests.map(({ method, url, headers, body }) => ({ method, url, authorization: headers.authorization, body })),
+          [{ method: 'POST', url: '/v1/chat?x=1', authorization: 'Bearer k', body: '{"a":1}' }],
+        );
+      });
+
+      it('streams the body as it arrives', async () => {
+        let finish!: () => void;
+        sink.respond = (_request, response) => {
+          response.writeHead(200, { 'content-type': 'text/event-stream' });
+          response.write('data: one\n\n');
+          finish = () => response.end('data: two\n\n');
+        };
+        const response = await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/stream`, { method: 'POST', body: '{}' });
+        const reader = response.body!.getReader();
+        const first = await reader.read();
+        assert.equal(new TextDecoder().decode(first.value), 'data: one\n\n', 'the first event arrives before the server ends the answer');
+        finish();
+        let rest = '';
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+        assert.equal(rest, 'data: two\n\n');
+      });
+
+      it('aborts with the signal’s reason, mid-body too, and the server sees the connection close', async () => {
+        let closed!: Promise<void>;
+        sink.respond = (request, response) => {
+          closed = new Promise((resolve) => request.socket.once('close', () => resolve()));
+          response.writeHead(200);
+          response.write('partial');
+        };
+        const controller = new AbortController();
+        const response = await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/`, { signal: controller.signal });
+        const reader = response.body!.getReader();
+        await reader.read();
+        controller.abort();
+        await assert.rejects(reader.read(), (error: Error) => error.name === 'AbortError');
+        await closed;
+
+        const before = new AbortController();
+        before.abort();
+        await assert.rejects(create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/`, { signal: before.signal }), (error: Error) => error.name === 'AbortError');
+        assert.equal(sink.requests.length, 1);
+      });
+
+      it('rejects an unreachable destination as fetch does: TypeError with an HttpRequestError cause', async () => {
+        const port = sink.port;
+        await sink.close();
+        const error = await create(ALLOW).fetch(`http://127.0.0.1:${port}/`).catch((caught: unknown) => caught);
+        assert.ok(error instanceof TypeError && error.message === 'fetch failed', String(error));
+        assert.ok(error.cause instanceof HttpRequestError && error.cause.kind === 'network');
+        sink = await startLoopbackSink();
+      });
+
+      it('follows a redirect after checking the new destination, and refuses one that leaves the allowed ones', async () => {
+        const other = await startLoopbackSink();
+        try {
+          sink.respond = (request, response) => {
+            if (request.url === '/moved') {
+              response.writeHead(307, { location: `http://127.0.0.1:${other.port}/there` });
+              response.end();
+            } else if (request.url === '/see-other') {
+              response.writeHead(303, { location: '/final' });
+              response.end();
+            } else {
+              response.end('here');
+            }
+          };
+          const init = { method: 'POST', headers: { authorization: 'Bearer k', 'x-api-key': 'k', 'content-type': 'text/plain' }, body: 'payload' };
+          const followed = await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/moved`, init);
+          assert.equal(followed.status, 200);
+          assert.equal(followed.redirected, true);
+          assert.equal(await followed.text(), 'ok');
+          const [hop] = other.requests;
+          assert.deepEqual({ method: hop!.method, body: hop!.body, type: hop!.headers['content-type'] }, { method: 'POST', body: 'payload', type: 'text/plain' });
+          assert.equal(hop!.headers.authorization, undefined, 'no credential follows a redirect to another origin');
+          assert.equal(hop!.headers['x-api-key'], undefined);
+
+          const seeOther = await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/see-other`, init);
+          assert.equal(await seeOther.text(), 'here');
+          assert.deepEqual(sink.requests.at(-1)!.method, 'GET');
+
+          const manual = await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/moved`, { redirect: 'manual' });
+          assert.equal(manual.status, 307);
+
+          const onlySink = create({ allowPrivateNetwork: false, allow: [`127.0.0.1:${sink.port}`] });
+          await refusal(onlySink.fetch(`http://127.0.0.1:${sink.port}/moved`, init), 'loopback');
+          assert.equal(other.requests.length, 1, 'the refused redirect sent nothing');
+        } finally {
+          await other.close();
+        }
+      });
     });
 
     it('checkDestination applies the policy without sending anything', async () => {

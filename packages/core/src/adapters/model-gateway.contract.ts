@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { startFakeVendor, type FakeVendorServer } from '../testing/fake-vendors';
 import type { ProviderName } from '../ports/provider-names';
+import { GuardedHttpClient } from './node/guarded-http-client';
 import {
   ModelCallError,
   type ModelGateway,
@@ -97,6 +98,12 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
     clearTimeout(timer);
   }
 }
+
+/**
+ * The HttpClient the gateways under test send through: the real guarded client, opened to
+ * private networks because the fake vendors listen on loopback.
+ */
+export const loopbackHttp = new GuardedHttpClient({ egress: { allowPrivateNetwork: true } });
 
 /** Starts the fake of `provider` for the enclosing `describe`, fresh for each test. */
 export function useFakeVendor(provider: ProviderName): () => FakeVendorServer {

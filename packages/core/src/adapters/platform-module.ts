@@ -45,7 +45,11 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(Metrics).toConstantValue(new MetricsRegistry());
   bind(PasswordHasher).toConstantValue(new ScryptPasswordHasher());
   bind(HttpClient)
-    .toResolvedValue((config: RunloomConfig) => new GuardedHttpClient({ egress: { allowPrivateNetwork: config.allowPrivateNetwork } }), [RunloomConfig])
+    .toResolvedValue(
+      // The one egress policy of every outbound request: model vendors, callbacks, agent HTTP tools.
+      (config: RunloomConfig) => new GuardedHttpClient({ egress: { allowPrivateNetwork: config.allowPrivateNetwork, allow: config.egressAllow } }),
+      [RunloomConfig],
+    )
     .inSingletonScope();
   bind(PatternMatcher).toConstantValue(new WorkerPatternMatcher());
   bind(Database)

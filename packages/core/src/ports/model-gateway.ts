@@ -144,6 +144,8 @@ export type ModelCallErrorCode =
   | 'rate_limited'
   | 'bad_request'
   | 'vendor_error'
+  /** The vendor's address is refused by the egress policy; nothing was sent. */
+  | 'egress_refused'
   | 'aborted'
   | 'timeout';
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { Container } from 'inversify';
 import { PROVIDER_NAMES } from '../../ports/provider-names';
+import { HttpClient } from '../../ports/http-client';
 import { Logger } from '../../ports/logger';
 import { ModelCallError, ModelGateway, type ModelRequest } from '../../ports/model-gateway';
-import { callError, collect, lastError, useFakeVendor, WEATHER_TOOL } from '../model-gateway.contract';
+import { callError, collect, lastError, useFakeVendor, WEATHER_TOOL, loopbackHttp } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { ModelVendors } from './model-vendors';
 import { modelsModule } from './models-module';
@@ -20,7 +21,7 @@ class RecordingLogger implements Logger {
 describe('AiSdkModelGateway', () => {
   const openai = useFakeVendor('openai');
   const anthropic = useFakeVendor('anthropic');
-  const gateway = new AiSdkModelGateway(new ModelVendors(), { maxRetries: 0 });
+  const gateway = new AiSdkModelGateway(new ModelVendors(), { http: loopbackHttp, maxRetries: 0 });
   const openaiRequest = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
     provider: 'openai',
     model: 'gpt-4o-mini',
@@ -41,10 +42,11 @@ describe('AiSdkModelGateway', () => {
     assert.match(error.message, /unknown model provider 'acme-ai'/);
   });
 
-  it('binds ModelGateway in modelsModule, reporting call warnings through the Logger port', async () => {
+  it('binds ModelGateway in modelsModule, sending through the bound HttpClient and reporting call warnings through the Logger port', async () => {
     const logger = new RecordingLogger();
     const container = new Container();
     container.bind(Logger).toConstantValue(logger);
+    container.bind(HttpClient).toConstantValue(loopbackHttp);
     await container.loadAsync(modelsModule);
     const bound = container.get<ModelGateway>(ModelGateway);
     assert.ok(bound instanceof AiSdkModelGateway);
@@ -110,7 +112,7 @@ describe('AiSdkModelGateway', () => {
   });
 
   it('retries rate-limited calls, then reports rate_limited once retries run out', async () => {
-    const retrying = new AiSdkModelGateway(new ModelVendors(), { maxRetries: 2 });
+    const retrying = new AiSdkModelGateway(new ModelVendors(), { http: loopbackHttp, maxRetries: 2 });
     openai().reply({ type: 'error', status: 429, message: 'busy', retryAfterSeconds: 0 });
     assert.equal((await retrying.generate(openaiRequest())).text, 'Hello from openai');
     assert.equal(openai().requests.length, 2);

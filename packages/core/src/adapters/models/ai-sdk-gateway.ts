@@ -1,6 +1,7 @@
 import type { CallWarning, JSONSchema7, JSONValue, LanguageModel, ModelMessage as SdkMessage, ToolChoice, ToolSet } from 'ai';
 import type { ValidateFunction } from 'ajv';
 import { compileJsonSchema } from '../../domain/runnables/json-schema';
+import type { HttpClient } from '../../ports/http-client';
 import type { Logger } from '../../ports/logger';
 import {
   ModelCallError,
@@ -14,10 +15,12 @@ import {
   type ToolResultPart,
 } from '../../ports/model-gateway';
 import { credentialScrubber, toModelCallError } from './model-call-errors';
-import { importAiSdk } from './model-vendor';
+import { importAiSdk, type VendorFetch } from './model-vendor';
 import type { ModelVendors } from './model-vendors';
 
 export interface AiSdkModelGatewayOptions {
+  /** Every vendor request goes through its `fetch`, under the egress policy. */
+  http: Pick<HttpClient, 'fetch'>;
   /** Retries of a failed request (429, 5xx, network) with the SDK's exponential backoff; default 2. */
   maxRetries?: number;
   /** Receives the vendor's call warnings (an unsupported setting, …). */
@@ -50,14 +53,18 @@ function loadAiSdk(): Promise<AiSdk> {
  * `ModelGateway` over the AI SDK: `generate` is one `generateText` call (the vendor's
  * non-streaming endpoint), `stream` is `streamText` with `fullStream` parts becoming port events
  * (`textStream` would swallow errors). The vendor adapter builds the model from the call's
- * credentials. One step only: tools have no `execute`, so tool calls come back to the caller's
+ * credentials and sends through the `HttpClient` port's `fetch`, so vendor calls obey the same
+ * egress policy as every other outbound request. One step only: tools have no `execute`, so tool calls come back to the caller's
  * agent loop.
  */
 export class AiSdkModelGateway implements ModelGateway {
+  private readonly fetch: VendorFetch;
+
   constructor(
     private readonly vendors: ModelVendors,
-    private readonly options: AiSdkModelGatewayOptions = {},
+    private readonly options: AiSdkModelGatewayOptions,
   ) {
+    this.fetch = (input, init) => options.http.fetch(input, init);
     // Warnings are reported per call below; the SDK would also print them to the console, unless
     // the host has chosen its own handling of this process-wide setting.
     globalThis.AI_SDK_LOG_WARNINGS ??= false;
@@ -67,7 +74,7 @@ export class AiSdkModelGateway implements ModelGateway {
     const { provider } = request;
     try {
       request.signal?.throwIfAborted();
-      const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
+      const model = await this.vendors.get(provider).languageModel(request.model, request.credentials, this.fetch);
       const ai = await loadAiSdk();
       const result = await ai.generateText({
         ...this.callOptions(ai, model, request),
@@ -109,7 +116,7 @@ export class AiSdkModelGateway implements ModelGateway {
       }
       let result;
       try {
-        const model = await this.vendors.get(provider).languageModel(request.model, request.credentials);
+        const model = await this.vendors.get(provider).languageModel(request.model, request.credentials, this.fetch);
         const ai = await loadAiSdk();
         result = ai.streamText({
           ...this.callOptions(ai, model, request),

@@ -6,7 +6,7 @@ import { baseUrlCredential, importAiSdk, optionalCredential, requiredCredential,
  */
 export const awsBedrockVendor: ModelVendor = {
   provider: 'aws-bedrock',
-  async languageModel(model, credentials) {
+  async languageModel(model, credentials, fetch) {
     const region = requiredCredential('aws-bedrock', credentials, 'region');
     const baseURL = baseUrlCredential('aws-bedrock', credentials, '/');
     const apiKey = optionalCredential('aws-bedrock', credentials, 'api_key');
@@ -23,6 +23,6 @@ export const awsBedrockVendor: ModelVendor = {
             sessionToken: optionalCredential('aws-bedrock', credentials, 'session_token'),
           };
     const { createAmazonBedrock } = await importAiSdk('amazonBedrock');
-    return createAmazonBedrock(settings)(model);
+    return createAmazonBedrock({ ...settings, fetch })(model);
   },
 };

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { azureDeploymentOf } from '../../testing/fake-vendors/azure-openai';
-import { collect, describeModelGatewayContract, lastError, useFakeVendor } from '../model-gateway.contract';
+import { collect, describeModelGatewayContract, lastError, useFakeVendor, loopbackHttp } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { AZURE_OPENAI_DEFAULT_API_VERSION } from './azure-openai';
 import { ModelVendors } from './model-vendors';
 
-const createGateway = () => new AiSdkModelGateway(new ModelVendors(), { maxRetries: 0 });
+const createGateway = () => new AiSdkModelGateway(new ModelVendors(), { http: loopbackHttp, maxRetries: 0 });
 
 describeModelGatewayContract('azure-openai', createGateway);
 

@@ -11,7 +11,7 @@ export const AZURE_OPENAI_DEFAULT_API_VERSION = '2024-10-21';
  */
 export const azureOpenAiVendor: ModelVendor = {
   provider: 'azure-openai',
-  async languageModel(deployment, credentials) {
+  async languageModel(deployment, credentials, fetch) {
     const apiKey = requiredCredential('azure-openai', credentials, 'api_key');
     const baseURL = baseUrlCredential('azure-openai', credentials, '/openai');
     const resourceName = optionalCredential('azure-openai', credentials, 'resource_name');
@@ -25,6 +25,7 @@ export const azureOpenAiVendor: ModelVendor = {
       ...(baseURL !== undefined ? { baseURL } : { resourceName }),
       apiVersion,
       useDeploymentBasedUrls: true,
+      fetch,
     }).chat(deployment);
   },
 };

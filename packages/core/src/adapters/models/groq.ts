@@ -3,10 +3,10 @@ import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } 
 /** Groq's OpenAI-compatible API under `/openai/v1`. */
 export const groqVendor: ModelVendor = {
   provider: 'groq',
-  async languageModel(model, credentials) {
+  async languageModel(model, credentials, fetch) {
     const apiKey = requiredCredential('groq', credentials, 'api_key');
     const baseURL = baseUrlCredential('groq', credentials, '/openai/v1') ?? 'https://api.groq.com/openai/v1';
     const { createGroq } = await importAiSdk('groq');
-    return createGroq({ apiKey, baseURL })(model);
+    return createGroq({ apiKey, baseURL, fetch })(model);
   },
 };

@@ -3,10 +3,10 @@ import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } 
 /** Mistral chat completions (`/v1/chat/completions`, bearer key). */
 export const mistralVendor: ModelVendor = {
   provider: 'mistral',
-  async languageModel(model, credentials) {
+  async languageModel(model, credentials, fetch) {
     const apiKey = requiredCredential('mistral', credentials, 'api_key');
     const baseURL = baseUrlCredential('mistral', credentials, '/v1') ?? 'https://api.mistral.ai/v1';
     const { createMistral } = await importAiSdk('mistral');
-    return createMistral({ apiKey, baseURL })(model);
+    return createMistral({ apiKey, baseURL, fetch })(model);
   },
 };

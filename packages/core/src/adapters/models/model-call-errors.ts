@@ -1,4 +1,5 @@
 import type { APICallError } from 'ai';
+import { EgressRefusedError } from '../../ports/http-client';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
 import { importAiSdk } from './model-vendor';
 
@@ -31,6 +32,8 @@ export async function toModelCallError(
   scrub: (text: string) => string,
 ): Promise<ModelCallError> {
   if (error instanceof ModelCallError) return error;
+  // Refused before anything was sent; the message names the address and the flags that let it in.
+  if (error instanceof EgressRefusedError) return new ModelCallError('egress_refused', provider, `${provider} call was not sent: ${error.message}`);
   if (signal?.aborted || isAbortError(error)) {
     return isTimeout(signal?.reason) || isTimeout(error)
       ? new ModelCallError('timeout', provider, `${provider} call timed out`)
@@ -59,9 +62,10 @@ function fromApiCallError(provider: string, error: APICallError, scrub: (text: s
   const status = error.statusCode;
   const vendorMessage = scrub(describe(error));
   if (status === undefined) {
-    const cause = scrub(describe(innermostCause(error)));
     if (causeChain(error).some(isTimeout)) return new ModelCallError('timeout', provider, `${provider} did not answer in time (${hostOf(error.url)})`);
-    return new ModelCallError('vendor_error', provider, `${provider} could not be reached at ${hostOf(error.url)}: ${cause}`);
+    // No socket error (refused, reset, unreachable, no such name): telling them apart would let
+    // runs probe which ports answer on the networks the server reaches.
+    return new ModelCallError('vendor_error', provider, `${provider} could not be reached at ${hostOf(error.url)}`);
   }
   // Gemini answers a wrong key with 400 API_KEY_INVALID rather than 401.
   if (status === 401 || status === 403 || (status === 400 && /API_KEY_INVALID/.test(error.responseBody ?? ''))) {

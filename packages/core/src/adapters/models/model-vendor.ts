@@ -2,6 +2,9 @@ import type { LanguageModel } from 'ai';
 import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
 
+/** The `fetch` every vendor request goes through: the `HttpClient` port's, under the egress policy. */
+export type VendorFetch = typeof globalThis.fetch;
+
 /**
  * One model vendor: builds the AI SDK model of a call from the account's decrypted credentials.
  * A vendor keeps nothing between calls, so credentials live only as long as the call. It imports
@@ -10,8 +13,12 @@ import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway
  */
 export interface ModelVendor {
   readonly provider: ProviderName;
-  /** Rejects with `ModelCallError` `provider_not_configured` when a required credential is missing. */
-  languageModel(model: string, credentials: ModelCredentials): Promise<LanguageModel>;
+  /**
+   * The model, sending every request (streaming or not, to `base_url` or the vendor's own
+   * endpoint) through `fetch`. Rejects with `ModelCallError` `provider_not_configured` when a
+   * required credential is missing.
+   */
+  languageModel(model: string, credentials: ModelCredentials, fetch: VendorFetch): Promise<LanguageModel>;
 }
 
 type AiSdkPackages = typeof import('./ai-sdk').aiSdkPackages;

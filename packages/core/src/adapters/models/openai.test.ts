@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { CITY_SCHEMA, describeModelGatewayContract, useFakeVendor, WEATHER_TOOL } from '../model-gateway.contract';
+import { CITY_SCHEMA, describeModelGatewayContract, useFakeVendor, WEATHER_TOOL, loopbackHttp } from '../model-gateway.contract';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { ModelVendors } from './model-vendors';
 
-const createGateway = () => new AiSdkModelGateway(new ModelVendors(), { maxRetries: 0 });
+const createGateway = () => new AiSdkModelGateway(new ModelVendors(), { http: loopbackHttp, maxRetries: 0 });
 
 describeModelGatewayContract('openai', createGateway);
 

@@ -3,10 +3,10 @@ import { baseUrlCredential, importAiSdk, requiredCredential, type ModelVendor } 
 /** OpenAI chat completions (`.chat`: the Responses API is not what compatible servers speak). */
 export const openaiVendor: ModelVendor = {
   provider: 'openai',
-  async languageModel(model, credentials) {
+  async languageModel(model, credentials, fetch) {
     const apiKey = requiredCredential('openai', credentials, 'api_key');
     const baseURL = baseUrlCredential('openai', credentials, '/v1') ?? 'https://api.openai.com/v1';
     const { createOpenAI } = await importAiSdk('openai');
-    return createOpenAI({ apiKey, baseURL }).chat(model);
+    return createOpenAI({ apiKey, baseURL, fetch }).chat(model);
   },
 };

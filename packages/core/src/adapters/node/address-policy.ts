@@ -56,3 +56,55 @@ function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
 function bytesOf(high: number, low: number): number[] {
   return [high >> 8, high & 0xff, low >> 8, low & 0xff];
 }
+
+/** One `--egress-allow` entry: a name as written in URLs, or an address, and maybe one port. */
+export interface EgressAllowEntry {
+  /** A lower-case host name without a trailing dot, or an address in normalised form. */
+  host: string;
+  kind: 'name' | 'address';
+  /** Undefined: every port. */
+  port?: number;
+}
+
+const ENTRY = /^(\[[^\]]*\]|[^\s:/?#@[\]\\]+)(?::(\d{1,5}))?$/;
+
+/**
+ * Parses an `--egress-allow` entry, `host[:port]`: a name (`llm.lan`), an IPv4 address in any
+ * spelling (`10.0.0.7`, `0x0a000007`), or an IPv6 address in brackets (`[fd00::7]:8000`; a bare
+ * IPv6 address means every port). Throws an `Error` saying what is wrong.
+ */
+export function parseEgressAllowEntry(entry: string): EgressAllowEntry {
+  const text = entry.trim();
+  const bareIpv6 = !text.startsWith('[') && text.split(':').length > 2 && ipaddr.IPv6.isValid(text);
+  const match = ENTRY.exec(bareIpv6 ? `[${text}]` : text);
+  if (!match) throw new Error(`'${entry}' is not host[:port] (a name, an IPv4 address or an [IPv6] address, then an optional port)`);
+  const port = match[2] === undefined ? undefined : Number(match[2]);
+  if (port !== undefined && (port < 1 || port > 65535)) throw new Error(`'${entry}': the port must be from 1 to 65535`);
+  let hostname: string;
+  try {
+    // The URL parser spells hosts as requests will: 2130706433 and 127.1 become 127.0.0.1.
+    hostname = new URL(`http://${match[1]}/`).hostname;
+  } catch {
+    throw new Error(`'${entry}': ${match[1]} is not a valid host name or address`);
+  }
+  const literal = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (ipaddr.isValid(literal)) return { host: normalizedAddress(literal), kind: 'address', port };
+  return { host: hostname.replace(/\.$/, ''), kind: 'name', port };
+}
+
+/** Parses every entry; the message of the first invalid one names its position. */
+export function parseEgressAllow(entries: readonly string[]): EgressAllowEntry[] {
+  return entries.map((entry, index) => {
+    try {
+      return parseEgressAllowEntry(entry);
+    } catch (error) {
+      throw new Error(`egress allow entry #${index + 1} is invalid: ${(error as Error).message}`);
+    }
+  });
+}
+
+/** An address as allow entries hold it: IPv4-mapped IPv6 as its IPv4, the rest normalised. */
+export function normalizedAddress(address: string): string {
+  const literal = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  return ipaddr.process(literal.replace(/%.*$/, '')).toNormalizedString();
+}

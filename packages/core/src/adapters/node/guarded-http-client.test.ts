@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
 import { EgressRefusedError, HttpRequestError } from '../../ports/http-client';
 import { describeHttpClientContract, type LoopbackSink, startLoopbackSink } from '../http-client.contract';
 import { GuardedHttpClient, type ResolvedAddress } from './guarded-http-client';
@@ -66,6 +67,47 @@ describe('GuardedHttpClient', () => {
     const error = await client.post({ url: `http://sink.test:${sink.port}/`, body: 'x', egress: { allowPrivateNetwork: false } }).catch((caught: unknown) => caught);
     assert.ok(error instanceof EgressRefusedError);
     assert.equal(sink.requests.length, 1);
+  });
+
+  it('fetch resolves once, connects to the checked address and keeps the name in the Host header', async () => {
+    const dns = scriptedResolver([LOOPBACK], [{ address: '127.0.0.2', family: 4 }]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false, allow: [`vendor.test:${sink.port}`] }, resolve: dns.resolve });
+    const response = await client.fetch(`http://vendor.test:${sink.port}/v1/chat`, { method: 'POST', body: '{}' });
+    assert.equal(await response.text(), 'ok');
+    assert.deepEqual(dns.asked, ['vendor.test']);
+    assert.equal(sink.requests[0]?.headers.host, `vendor.test:${sink.port}`);
+  });
+
+  it('fetch refuses a name that re-resolves to a refused address (DNS rebinding), sending nothing', async () => {
+    const dns = scriptedResolver([PUBLIC], [LOOPBACK]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false }, resolve: dns.resolve });
+    await client.checkDestination(`http://vendor.test:${sink.port}/v1`);
+    const error = await client.fetch(`http://vendor.test:${sink.port}/v1/chat`, { method: 'POST', body: '{}' }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof EgressRefusedError);
+    assert.match(error.message, new RegExp(`vendor\\.test resolves to 127\\.0\\.0\\.1, a loopback address.*--egress-allow vendor\\.test:${sink.port}`));
+    assert.equal(sink.connections, 0);
+  });
+
+  it('a name allow entry never opens a cloud metadata address; an entry naming the address does', async () => {
+    const metadata = scriptedResolver([{ address: '169.254.169.254', family: 4 }]);
+    const byName = new GuardedHttpClient({ egress: { allowPrivateNetwork: false, allow: ['llm.lan'] }, resolve: metadata.resolve });
+    const error = await byName.checkDestination('http://llm.lan/').catch((caught: unknown) => caught);
+    assert.ok(error instanceof EgressRefusedError);
+    assert.equal(error.range, 'metadata');
+    assert.equal(error.allowEntry, '169.254.169.254:80');
+    const byAddress = new GuardedHttpClient({ egress: { allowPrivateNetwork: false, allow: ['169.254.169.254:80'] }, resolve: metadata.resolve });
+    await byAddress.checkDestination('http://llm.lan/');
+  });
+
+  it('fetch decodes a gzip body as fetch does', async () => {
+    sink.respond = (_request, response) => {
+      response.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
+      response.end(zlib.gzipSync('{"zipped":true}'));
+    };
+    const response = await new GuardedHttpClient({ egress: { allowPrivateNetwork: true } }).fetch(`http://127.0.0.1:${sink.port}/`);
+    assert.equal(response.headers.get('content-encoding'), null);
+    assert.deepEqual(await response.json(), { zipped: true });
+    assert.match(String(sink.requests[0]?.headers['accept-encoding']), /gzip/);
   });
 
   it('reports a name that does not resolve as kind dns', async () => {

@@ -2,6 +2,8 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { pipeline, Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import {
   EgressRefusedError,
   type EgressPolicy,
@@ -10,7 +12,7 @@ import {
   type HttpRequest,
   type HttpResponse,
 } from '../../ports/http-client';
-import { nonPublicRange } from './address-policy';
+import { type EgressAllowEntry, nonPublicRange, normalizedAddress, parseEgressAllow } from './address-policy';
 
 export interface ResolvedAddress {
   address: string;
@@ -30,6 +32,11 @@ export interface GuardedHttpClientOptions {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+/** What `fetch` follows at most; browsers and undici allow 20, no vendor API needs more than one. */
+const MAX_REDIRECTS = 10;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Headers kept when a redirect leaves the origin: none of them can carry a credential. */
+const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-encoding', 'accept-language', 'content-type', 'user-agent']);
 
 /** A parsed request target. `hostname` has no brackets; `literal` tells an IP literal from a name. */
 interface Target {
@@ -39,11 +46,12 @@ interface Target {
 }
 
 /**
- * The `HttpClient` on `node:http`/`node:https`. Each request resolves its host once (with the
- * injected resolver, default `dns.lookup`), checks every address against the policy, and hands
- * Node a `lookup` that answers exactly those addresses, so the socket connects to what was
- * checked and Node never resolves the name again. Keep-alive sockets are pooled per policy: a
- * socket opened under a permissive policy is never reused by a guarded request.
+ * The `HttpClient` on `node:http`/`node:https`. Each request (and each redirect `fetch` follows)
+ * resolves its host once (with the injected resolver, default `dns.lookup`), checks every address
+ * against the policy, and hands Node a `lookup` that answers exactly those addresses, so the
+ * socket connects to what was checked and Node never resolves the name again. Keep-alive sockets
+ * are pooled per policy: a socket opened under a permissive policy is never reused by a guarded
+ * request.
  */
 export class GuardedHttpClient implements HttpClient {
   private readonly egress: EgressPolicy;
@@ -51,12 +59,17 @@ export class GuardedHttpClient implements HttpClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly agents = new Map<string, http.Agent>();
+  private readonly allowLists = new WeakMap<readonly string[], EgressAllowEntry[]>();
 
+  /** Throws when an `egress.allow` entry is not `host[:port]`. */
   constructor(options: GuardedHttpClientOptions) {
     this.egress = options.egress;
     this.resolve = options.resolve ?? resolveWithDns;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.allowList(this.egress);
+    // Libraries call `fetch` detached from the client (`const { fetch } = …`).
+    this.fetch = this.fetch.bind(this);
   }
 
   post(request: Omit<HttpRequest, 'method'>): Promise<HttpResponse> {
@@ -77,18 +90,85 @@ export class GuardedHttpClient implements HttpClient {
   }
 
   async checkDestination(url: string, egress: EgressPolicy = this.egress): Promise<void> {
-    await this.checkedAddresses(parseTarget(url), egress);
+    const target = parseTarget(url);
+    // Nothing is refused: no need to ask DNS.
+    if (egress.allowPrivateNetwork) return;
+    const deadline = AbortSignal.timeout(this.timeoutMs);
+    await untilAborted(this.checkedAddresses(target, egress), deadline, () => new HttpRequestError('timeout', `${target.hostname} did not resolve within ${this.timeoutMs} ms`));
   }
 
-  /** The target's addresses, every one allowed by the policy; refuses before anything is sent. */
+  async fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    let target = parseTarget(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const signal = init.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
+    signal?.throwIfAborted();
+    const request = new Request(input, { ...init, signal: undefined });
+    const redirect = init.redirect ?? (input instanceof Request ? input.redirect : 'follow');
+    let method = request.method;
+    let body = request.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
+    const headers: Record<string, string> = { accept: '*/*', 'accept-encoding': 'gzip, deflate, br' };
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const failure = (): unknown => signal?.reason;
+    for (let redirects = 0; ; redirects += 1) {
+      const addresses = await (signal ? untilAborted(this.checkedAddresses(target, this.egress), signal, failure) : this.checkedAddresses(target, this.egress)).catch(
+        (error: unknown) => {
+          throw error instanceof HttpRequestError && error.kind === 'dns' ? fetchFailed(error) : error;
+        },
+      );
+      const response = await this.open(target, addresses, { method, headers, body, signal });
+      const location = response.headers.location;
+      if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || location === undefined || redirect === 'manual') {
+        return webResponse(response, target.url, redirects > 0, signal);
+      }
+      response.destroy();
+      if (redirect === 'error') throw fetchFailed(new HttpRequestError('network', `${target.url.host} answered a redirect, which this request does not follow`));
+      if (redirects === MAX_REDIRECTS) throw fetchFailed(new HttpRequestError('network', `more than ${MAX_REDIRECTS} redirects`));
+      const next = parseTarget(new URL(location, target.url).href);
+      const status = response.statusCode!;
+      if ((status === 303 && method !== 'GET' && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) delete headers[name];
+      }
+      if (next.url.origin !== target.url.origin) {
+        for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
+      }
+      target = next;
+    }
+  }
+
+  /**
+   * The target's addresses, every one allowed by the policy; refuses before anything is sent.
+   * An address outside public unicast passes only when the policy allows private networks, or an
+   * allow entry names it (an address entry), or names the target's host (a name entry; never for
+   * a metadata address), on the target's port.
+   */
   private async checkedAddresses(target: Target, egress: EgressPolicy): Promise<ResolvedAddress[]> {
     const addresses = target.literal ? [{ address: target.hostname, family: net.isIP(target.hostname) as 4 | 6 }] : await this.resolveName(target.hostname);
     if (egress.allowPrivateNetwork) return addresses;
+    const port = Number(target.url.port || (target.url.protocol === 'https:' ? 443 : 80));
+    const allow = this.allowList(egress).filter((entry) => entry.port === undefined || entry.port === port);
+    const name = target.hostname.replace(/\.$/, '');
+    const nameAllowed = !target.literal && allow.some((entry) => entry.kind === 'name' && entry.host === name);
     for (const { address } of addresses) {
       const range = nonPublicRange(address);
-      if (range !== undefined) throw new EgressRefusedError(target.hostname, address, range);
+      if (range === undefined || (nameAllowed && range !== 'metadata')) continue;
+      if (range !== 'invalid' && allow.some((entry) => entry.kind === 'address' && entry.host === normalizedAddress(address))) continue;
+      const entryHost = range === 'metadata' || target.literal ? address : name;
+      throw new EgressRefusedError(target.hostname, address, range, `${net.isIPv6(entryHost) ? `[${entryHost}]` : entryHost}:${port}`);
     }
     return addresses;
+  }
+
+  private allowList(egress: EgressPolicy): EgressAllowEntry[] {
+    if (!egress.allow?.length) return [];
+    let entries = this.allowLists.get(egress.allow);
+    if (!entries) {
+      entries = parseEgressAllow(egress.allow);
+      this.allowLists.set(egress.allow, entries);
+    }
+    return entries;
   }
 
   private async resolveName(hostname: string): Promise<ResolvedAddress[]> {
@@ -112,7 +192,6 @@ export class GuardedHttpClient implements HttpClient {
     failure: () => HttpRequestError,
   ): Promise<HttpResponse> {
     const maxBytes = request.maxResponseBytes ?? this.maxResponseBytes;
-    const secure = target.url.protocol === 'https:';
     return new Promise<HttpResponse>((resolve, reject) => {
       let settled = false;
       const settle = (outcome: () => void): void => {
@@ -127,17 +206,8 @@ export class GuardedHttpClient implements HttpClient {
         settle(() => reject(error));
         outgoing?.destroy(error);
       };
-      const options: http.RequestOptions = {
-        hostname: target.hostname,
-        port: target.url.port || (secure ? 443 : 80),
-        path: `${target.url.pathname}${target.url.search}`,
-        method: request.method ?? 'GET',
-        headers: request.headers,
-        agent: this.agentFor(secure, egress),
-        lookup: fixedLookup(addresses),
-      };
       try {
-        outgoing = (secure ? https : http).request(options, (response) => {
+        outgoing = this.outgoing(target, addresses, request.method ?? 'GET', request.headers, egress, (response) => {
           const chunks: Buffer[] = [];
           let received = 0;
           const finish = (truncated: boolean): void =>
@@ -168,6 +238,63 @@ export class GuardedHttpClient implements HttpClient {
       }
       outgoing.on('error', (error) => settle(() => reject(signal.aborted ? failure() : networkError(error))));
       signal.addEventListener('abort', onAbort, { once: true });
+      outgoing.end(request.body);
+    });
+  }
+
+  /** A request to `target` whose socket connects to one of `addresses` and nothing else. */
+  private outgoing(
+    target: Target,
+    addresses: ResolvedAddress[],
+    method: string,
+    headers: Record<string, string> | undefined,
+    egress: EgressPolicy,
+    onResponse: (response: http.IncomingMessage) => void,
+  ): http.ClientRequest {
+    const secure = target.url.protocol === 'https:';
+    const options: http.RequestOptions = {
+      hostname: target.hostname,
+      port: target.url.port || (secure ? 443 : 80),
+      path: `${target.url.pathname}${target.url.search}`,
+      method,
+      headers,
+      agent: this.agentFor(secure, egress),
+      lookup: fixedLookup(addresses),
+    };
+    return (secure ? https : http).request(options, onResponse);
+  }
+
+  /** Sends one `fetch` hop and answers its response once the headers are in; the body is left to read. */
+  private open(
+    target: Target,
+    addresses: ResolvedAddress[],
+    request: { method: string; headers: Record<string, string>; body: Uint8Array | undefined; signal: AbortSignal | undefined },
+  ): Promise<http.IncomingMessage> {
+    const { signal } = request;
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      let outgoing: http.ClientRequest;
+      const onAbort = (): void => {
+        reject(signal!.reason);
+        outgoing.destroy();
+      };
+      try {
+        outgoing = this.outgoing(target, addresses, request.method, request.headers, this.egress, (response) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(response);
+        });
+      } catch (error) {
+        reject(new HttpRequestError('invalid_request', error instanceof Error ? error.message : String(error)));
+        return;
+      }
+      outgoing.on('error', (error) => {
+        signal?.removeEventListener('abort', onAbort);
+        reject(signal?.aborted ? signal.reason : fetchFailed(networkError(error)));
+      });
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
       outgoing.end(request.body);
     });
   }
@@ -219,12 +346,72 @@ function fixedLookup(addresses: ResolvedAddress[]): net.LookupFunction {
 }
 
 /** Settles with `work`, or rejects as soon as `signal` aborts (a DNS lookup cannot be cancelled). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal, failure: () => Error): Promise<T> {
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal, failure: () => unknown): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(failure());
+    if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/** What `fetch` rejects with when the destination cannot be reached: a TypeError with the cause. */
+function fetchFailed(cause: HttpRequestError): TypeError {
+  return new TypeError('fetch failed', { cause });
+}
+
+/**
+ * The web `Response` of a `fetch` hop: its body streamed from the socket and decoded as `fetch`
+ * does (gzip, deflate, br); aborting `signal` errors the body with the signal's reason and closes
+ * the connection, and so does cancelling the body.
+ */
+function webResponse(response: http.IncomingMessage, url: URL, redirected: boolean, signal: AbortSignal | undefined): Response {
+  const status = response.statusCode ?? 0;
+  const headers = new Headers();
+  for (let index = 0; index + 1 < response.rawHeaders.length; index += 2) headers.append(response.rawHeaders[index]!, response.rawHeaders[index + 1]!);
+  if (status < 200 || status > 599) {
+    response.destroy();
+    throw fetchFailed(new HttpRequestError('network', `${url.host} answered status ${status}`));
+  }
+  const onAbort = (): void => {
+    response.destroy(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  response.once('close', () => signal?.removeEventListener('abort', onAbort));
+  let body: Readable | null = response;
+  if (status === 204 || status === 205 || status === 304) {
+    response.resume();
+    body = null;
+  } else {
+    const decoder = decoderFor(headers.get('content-encoding'));
+    if (decoder) {
+      headers.delete('content-encoding');
+      headers.delete('content-length');
+      body = pipeline(response, decoder, () => undefined);
+    }
+  }
+  const answer = new Response(body === null ? null : (Readable.toWeb(body) as ReadableStream<Uint8Array>), {
+    status,
+    statusText: response.statusMessage ?? '',
+    headers,
+  });
+  Object.defineProperty(answer, 'url', { value: url.href });
+  Object.defineProperty(answer, 'redirected', { value: redirected });
+  return answer;
+}
+
+function decoderFor(encoding: string | null): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    case 'deflate':
+      return zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    case 'br':
+      return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+    default:
+      return undefined;
+  }
 }
 
 function networkError(error: Error): HttpRequestError {

@@ -2,6 +2,7 @@ import { inject, injectable } from 'inversify';
 import { ApiError } from '../../http/api-error';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
+import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
 import { SecretBox } from '../../ports/secret-box';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { maskCredentials, parseCredentials, type ProviderCredentials } from './provider-credentials';
@@ -66,6 +67,7 @@ export class ProviderService {
     @inject(Database) database: Database,
     @inject(SecretBox) private readonly secretBox: SecretBox,
     @inject(Clock) private readonly clock: Clock,
+    @inject(HttpClient) private readonly http: HttpClient,
   ) {
     this.configs = new Repository(database, COLLECTION);
   }
@@ -81,6 +83,7 @@ export class ProviderService {
   async put(accountId: string, providerName: string, input: ProviderConfigInput): Promise<{ created: boolean; config: ProviderConfigView }> {
     const provider = parseProviderName(providerName);
     const credentials = parseCredentials(provider, input.enabled, input.credentials);
+    if (credentials.base_url !== undefined) await this.checkBaseUrl(provider, credentials.base_url);
     const sealed = await this.secretBox.seal(JSON.stringify(credentials));
     const id = configId(accountId, provider);
     for (let attempt = 1; ; attempt += 1) {
@@ -130,6 +133,24 @@ export class ProviderService {
   async enabledProviders(accountId: string): Promise<ProviderName[]> {
     const enabled = new Set((await this.configs.find(accountId, { where: { enabled: true } })).map((record) => record.provider));
     return PROVIDER_NAMES.filter((provider) => enabled.has(provider));
+  }
+
+  /**
+   * Refuses (400) a `base_url` the egress policy refuses: a loopback, private, link-local,
+   * metadata… address, or a name resolving to one. A name that does not resolve now is accepted:
+   * every model call checks the addresses of the moment again.
+   */
+  private async checkBaseUrl(provider: ProviderName, baseUrl: string): Promise<void> {
+    const refuse = (message: string): ApiError =>
+      ApiError.badRequest(`invalid ${provider} credentials: credentials.base_url: ${message}`, [{ path: 'credentials.base_url', message }]);
+    try {
+      await this.http.checkDestination(baseUrl);
+    } catch (error) {
+      if (error instanceof EgressRefusedError) throw refuse(`refused: ${error.message}`);
+      if (error instanceof HttpRequestError && (error.kind === 'dns' || error.kind === 'timeout')) return;
+      if (error instanceof HttpRequestError) throw refuse(error.message);
+      throw error;
+    }
   }
 
   private async open(record: ProviderConfigRecord): Promise<Record<string, string>> {

@@ -101,8 +101,9 @@ export class CallbackDispatcher implements Lifecycle {
   /**
    * Refuses (400) a callback URL that is not absolute http(s), carries credentials, or whose host is
    * or resolves to a loopback, private, link-local, unique-local, CGNAT, multicast, unspecified or
-   * metadata address, unless the server allows private networks. A name that does not resolve
-   * now is accepted: it is checked again, on its addresses of the moment, at every delivery.
+   * metadata address, unless the egress policy lets it in (`--allow-private-network`, or an
+   * `--egress-allow` entry). A name that does not resolve now is accepted: it is checked again,
+   * on its addresses of the moment, at every delivery.
    */
   async validateCallbackUrl(url: string): Promise<void> {
     let parsed: URL;
@@ -119,14 +120,10 @@ export class CallbackDispatcher implements Lifecycle {
     }
     if (this.config.allowPrivateNetwork) return;
     try {
-      await this.http.checkDestination(url, { allowPrivateNetwork: false });
+      await this.http.checkDestination(url);
     } catch (error) {
-      if (error instanceof EgressRefusedError) {
-        throw invalidCallbackUrl(
-          `callback_url is refused: ${error.message} (loopback, private, link-local and metadata destinations need the server to run with --allow-private-network)`,
-        );
-      }
-      if (error instanceof HttpRequestError && error.kind === 'dns') return;
+      if (error instanceof EgressRefusedError) throw invalidCallbackUrl(`callback_url is refused: ${error.message}`);
+      if (error instanceof HttpRequestError && (error.kind === 'dns' || error.kind === 'timeout')) return;
       if (error instanceof HttpRequestError) throw invalidCallbackUrl(`callback_url is invalid: ${error.message}`);
       throw error;
     }

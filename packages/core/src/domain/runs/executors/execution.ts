@@ -30,9 +30,8 @@ export interface ExecutionServices {
   gateway: ModelGateway;
   providers: ProviderService;
   runnables: RunnableService;
+  /** Outbound requests under the server's egress policy. */
   http: HttpClient;
-  /** Lets agent HTTP tools reach loopback and private addresses (`--allow-private-network`). */
-  allowPrivateNetwork: boolean;
 }
 
 /** Runnables calling runnables (flows, agent tools) stop at this depth: a cycle would never end. */
@@ -107,6 +106,6 @@ export class Execution {
 
   /** An outbound request under the server's egress policy (the same one callbacks obey). */
   http(request: Omit<HttpRequest, 'signal' | 'egress'>): Promise<HttpResponse> {
-    return this.services.http.request({ ...request, signal: this.signal, egress: { allowPrivateNetwork: this.services.allowPrivateNetwork } });
+    return this.services.http.request({ ...request, signal: this.signal });
   }
 }

@@ -1,5 +1,4 @@
 import { inject, injectable } from 'inversify';
-import { RunloomConfig } from '../../../config';
 import { HttpClient } from '../../../ports/http-client';
 import { ModelGateway } from '../../../ports/model-gateway';
 import { ProviderService } from '../../providers/provider-service';
@@ -22,9 +21,8 @@ export class RunExecutor {
     @inject(RunnableService) runnables: RunnableService,
     @inject(HttpClient) http: HttpClient,
     @inject(ResourceService) private readonly resources: ResourceService,
-    @inject(RunloomConfig) config: RunloomConfig,
   ) {
-    this.services = { gateway, providers, runnables, http, allowPrivateNetwork: config.allowPrivateNetwork };
+    this.services = { gateway, providers, runnables, http };
   }
 
   /** Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either way. */
