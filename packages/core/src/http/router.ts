@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from './json-depth';
+import { refuseTooDeep } from './json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
 import { type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
@@ -252,20 +252,10 @@ export class Router {
       } catch (error) {
         throw new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`);
       }
-      refuseTooDeep(raw);
+      refuseTooDeep(raw, 'body');
     }
     return validate(spec.json, raw, 'body');
   }
-}
-
-/** JSON nested past `MAX_JSON_DEPTH` → 400 naming the top-level field that holds it. */
-function refuseTooDeep(body: unknown): void {
-  if (jsonDepth(body) <= MAX_JSON_DEPTH) return;
-  const message = `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep`;
-  const field = body !== null && typeof body === 'object'
-    ? Object.entries(body).find(([, value]) => jsonDepth(value) >= MAX_JSON_DEPTH)?.[0]
-    : undefined;
-  throw ApiError.badRequest(`invalid body: ${field ? `${field}: ` : ''}${message}`, [{ path: field ?? '', message }]);
 }
 
 /** Path ids that fail their schema (not a UUID) name nothing that exists: 404, like a missing id. */
