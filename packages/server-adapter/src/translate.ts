@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { bodyCutOff, bodyTooLarge, type Exchange, readText, refuseDeclaredTooLarge } from '../../core/src/http/exchange';
+import { bodyCutOff, bodyTooLarge, decodeUtf8Body, type Exchange, readText, refuseDeclaredTooLarge } from '../../core/src/http/exchange';
 import { type Answer, jsonBodyText, type SerializedJson } from '../../core/src/http/http-result';
 
 /**
@@ -104,7 +104,7 @@ class NodeExchange implements Exchange {
 }
 
 /**
- * The body as UTF-8 text, without a BOM (as `TextDecoder` reads it). Past `limit` bytes the rest
+ * The body as UTF-8 text, without a BOM; 400 when it is not valid UTF-8 (`decodeUtf8Body`). Past `limit` bytes the rest
  * is discarded unread, so the 413 still goes out on this connection.
  */
 function readNodeBody(req: IncomingMessage, limit: number): Promise<string> {
@@ -126,8 +126,11 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<string> {
     };
     const onEnd = (): void => {
       detach();
-      const text = Buffer.concat(chunks, total).toString('utf8');
-      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      try {
+        resolve(decodeUtf8Body(Buffer.concat(chunks, total)));
+      } catch (error) {
+        reject(error as Error);
+      }
     };
     const onError = (error: Error): void => {
       detach();
