@@ -36,6 +36,11 @@ export interface RouterOptions {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** Most query parameters a request may carry, on any route. */
+export const MAX_QUERY_PARAMETERS = 256;
+/** Longest query parameter name or value, in characters once decoded. */
+export const MAX_QUERY_PARAMETER_LENGTH = 8192;
+
 
 /**
  * The web-standard HTTP surface of core: `handle(Request) → Response`. It matches the route,
@@ -119,7 +124,8 @@ export class Router {
         }
       }
       const params = definition.params ? parseParams(definition.params, rawParams) : rawParams;
-      const query = definition.query ? validate(definition.query, queryObject(url.searchParams), 'query') : undefined;
+      const rawQuery = boundedQuery(url.searchParams);
+      const query = definition.query ? validate(definition.query, rawQuery, 'query') : undefined;
       const body = await this.readBody(definition, exchange);
       const result = await definition.handle({
         params,
@@ -256,6 +262,28 @@ export class Router {
     }
     return validate(spec.json, raw, 'body');
   }
+}
+
+/**
+ * The query as an object (a repeated name becomes a list), refused (400) past MAX_QUERY_PARAMETERS
+ * parameters or with a name or value over MAX_QUERY_PARAMETER_LENGTH characters, on every route:
+ * nothing downstream (schemas, store filters) then sees work that grows without bound.
+ */
+function boundedQuery(params: URLSearchParams): Record<string, string | string[]> {
+  let count = 0;
+  for (const [name, value] of params) {
+    count += 1;
+    if (count > MAX_QUERY_PARAMETERS) {
+      throw ApiError.badRequest(`a request may carry at most ${MAX_QUERY_PARAMETERS} query parameters; send fewer (e.g. fewer repeated tags)`);
+    }
+    if (name.length > MAX_QUERY_PARAMETER_LENGTH || value.length > MAX_QUERY_PARAMETER_LENGTH) {
+      throw ApiError.badRequest(
+        `query parameter ${name.slice(0, 64)} is over the limit of ${MAX_QUERY_PARAMETER_LENGTH} characters; send a shorter value`,
+        [{ path: name.slice(0, 64), message: `at most ${MAX_QUERY_PARAMETER_LENGTH} characters` }],
+      );
+    }
+  }
+  return queryObject(params);
 }
 
 /** Path ids that fail their schema (not a UUID) name nothing that exists: 404, like a missing id. */

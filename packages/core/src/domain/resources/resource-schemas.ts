@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageQueryFields } from '../../http/page-query';
+import { tagsQuery } from '../../http/tags-query';
 import { EXTERNAL_STORAGE_TYPES } from './resource-record';
 
 /** No name, path or tag may hold control characters: they break logs, headers and file systems. */
@@ -80,15 +81,9 @@ export const resourcePatchSchema = z.object({
 });
 export type ResourcePatch = z.input<typeof resourcePatchSchema>;
 
-/** A query value that may be repeated (`?tags=a&tags=b`), each also a comma-separated list. */
-const tagList = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((entry) => entry.split(',')).filter((entry) => entry.length > 0))
-  .describe('tags the resource must all have: repeated, or comma-separated');
-
 export const listQuerySchema = z.object({
   directory_path: z.string().optional().describe('only resources in exactly this directory'),
-  tags: tagList.optional(),
+  tags: tagsQuery({ maxLength: 256, trim: false }).optional(),
   ...pageQueryFields,
 });
 export type ResourceListQuery = z.output<typeof listQuerySchema>;
