@@ -586,6 +586,69 @@ describe('Resources (HTTP)', () => {
       assert.deepEqual(tempFiles(app), []);
     });
 
+    it('checks every name and directory_path with the one path-safety check, wherever it comes from (400, nothing stored)', async () => {
+      const badNames: [string, RegExp][] = [
+        ['..', /'\.\.'/],
+        ['.', /'\.'/],
+        ['a\\b.txt', /'\\'/],
+        ['..\\..\\evil', /'\\'/],
+        ['dir/file.txt', /single name without '\/'/],
+        ['../../etc/passwd', /single name without '\/'/],
+        ['a\u0000b', /NUL/],
+        ['a\u001fb', /control characters/],
+        ['a\u0085b', /control characters/],
+        ['x'.repeat(256), /at most 255 characters/],
+      ];
+      const badDirectories: [string, RegExp][] = [
+        ['/a/../b', /'\.\.' segments/],
+        ['..', /'\.\.' segments/],
+        ['/docs/..', /'\.\.' segments/],
+        ['/a/./b', /'\.' segments/],
+        ['/a//b', /empty segments/],
+        ['\\server\\share', /'\\'/],
+        ['/a\u0000', /NUL/],
+        ['/a\nb', /control characters/],
+        [`/${'x'.repeat(256)}`, /over 255 characters/],
+        [`/${'abc/'.repeat(1100)}`, /at most 4096 characters/],
+      ];
+      const resource = await created(await uploadRaw(app, bytesOf(3), '?name=keep.bin&directory_path=%2Fkeep'));
+      const failures: string[] = [];
+      const expect = async (label: string, response: Response, message: RegExp): Promise<void> => {
+        const text = await response.text();
+        const error = response.status === 400 ? (JSON.parse(text) as { error: string }).error : '';
+        if (!message.test(error)) failures.push(`${label} → ${response.status} ${text.slice(0, 160)}`);
+      };
+      for (const [name, message] of badNames) {
+        const label = JSON.stringify(name.slice(0, 20));
+        await expect(`raw ?name=${label}`, await uploadRaw(app, bytesOf(3), `?name=${encodeURIComponent(name)}`), message);
+        await expect(`form name=${label}`, await uploadForm(app, [['name', name], ['file', bytesOf(3), 'f.bin']]), message);
+        await expect(`query name=${label} under a form`, await uploadForm(app, [['file', bytesOf(3), 'f.bin']], { query: `?name=${encodeURIComponent(name)}` }), message);
+        const patch = await app.request(`/v1/resource/${resource.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+        await expect(`PATCH name=${label}`, patch, message);
+      }
+      // A file part's filename is the default name: it passes the same check (the multipart parser
+      // already keeps only the last segment of a filename with '/' or '\').
+      for (const filename of ['..', '.']) {
+        await expect(`filename ${filename}`, await uploadForm(app, [['file', bytesOf(3), filename]]), /name must/);
+      }
+      for (const [directory, message] of badDirectories) {
+        const label = JSON.stringify(directory.slice(0, 20));
+        const query = `?name=a.bin&directory_path=${encodeURIComponent(directory)}`;
+        await expect(`raw directory_path=${label}`, await uploadRaw(app, bytesOf(3), query), message);
+        await expect(`form directory_path=${label}`, await uploadForm(app, [['directory_path', directory], ['file', bytesOf(3), 'f.bin']]), message);
+        const patch = await app.request(`/v1/resource/${resource.id}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ directory_path: directory }),
+        });
+        await expect(`PATCH directory_path=${label}`, patch, message);
+        await expect(`list ?directory_path=${label}`, await app.request(`/v1/resources?directory_path=${encodeURIComponent(directory)}`), message);
+      }
+      assert.deepEqual(failures, []);
+      assert.deepEqual(await (await app.request(`/v1/resource/${resource.id}`)).json(), resource);
+      assert.equal(blobFiles(app).length, 1, 'only the kept resource has content at rest');
+    });
+
     it('answers 401 without a bearer token on every route', async () => {
       const id = '0190b0b0-0000-7000-8000-000000000003';
       for (const [method, url] of [
