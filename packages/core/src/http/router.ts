@@ -113,7 +113,7 @@ export class Router {
         });
       }
       const { definition, rawParams } = match;
-      routeName = `${definition.method} ${definition.path}`;
+      routeName = `${exchange.method === 'HEAD' ? 'HEAD' : definition.method} ${definition.path}`;
       if (!definition.public) {
         principal = await this.options.authenticate(exchange.header('authorization'));
         const retryAfter = this.rateLimiter.take(principal.accountId);
@@ -142,9 +142,15 @@ export class Router {
       failure = error;
       answer = errorAnswer(error);
     }
+    if (exchange.method === 'HEAD') answer = await withoutBody(answer);
     if (answer instanceof Response && answer.body !== null && jsonBodyText(answer) === undefined) answer = this.countedWhileOpen(answer);
-    if (answer instanceof Response) answer.headers.set('x-request-id', requestId);
-    else answer.headers['x-request-id'] = requestId;
+    if (answer instanceof Response) {
+      answer.headers.set('x-request-id', requestId);
+      answer.headers.set('x-content-type-options', 'nosniff');
+    } else {
+      answer.headers['x-request-id'] = requestId;
+      answer.headers['x-content-type-options'] = 'nosniff';
+    }
     this.options.observer.onRequest({
       requestId,
       method: exchange.method,
@@ -206,16 +212,18 @@ export class Router {
     method: string,
     path: string,
   ): { definition: RouteDefinition; rawParams: Record<string, string> } | { allowed: string[] } | undefined {
+    // HEAD is GET without the body: every GET route answers it.
+    const routeMethod = method === 'HEAD' ? 'GET' : method;
     const byMethod = this.staticRoutes.get(path);
     if (byMethod) {
-      const definition = byMethod.get(method as HttpMethod);
-      return definition ? { definition, rawParams: {} } : { allowed: [...byMethod.keys()] };
+      const definition = byMethod.get(routeMethod as HttpMethod);
+      return definition ? { definition, rawParams: {} } : { allowed: withHead([...byMethod.keys()]) };
     }
     const allowed: string[] = [];
     for (const compiled of this.dynamicRoutes) {
       const found = compiled.pattern.exec(path);
       if (!found) continue;
-      if (compiled.definition.method !== method) {
+      if (compiled.definition.method !== routeMethod) {
         allowed.push(compiled.definition.method);
         continue;
       }
@@ -225,7 +233,7 @@ export class Router {
       });
       return { definition: compiled.definition, rawParams };
     }
-    return allowed.length ? { allowed } : undefined;
+    return allowed.length ? { allowed: withHead(allowed) } : undefined;
   }
 
   private async readBody(definition: RouteDefinition, exchange: Exchange): Promise<unknown> {
@@ -262,6 +270,31 @@ export class Router {
     }
     return validate(spec.json, raw, 'body');
   }
+}
+
+/** `allowed` with HEAD after GET, as the Allow header lists them. */
+function withHead(allowed: string[]): string[] {
+  return allowed.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+}
+
+/**
+ * The answer to HEAD: the GET answer's status and headers without its body. A JSON body's length
+ * stays as Content-Length; a streamed body is cancelled unread (its own headers say its length).
+ */
+async function withoutBody(answer: Answer): Promise<Answer> {
+  if (!(answer instanceof Response)) {
+    if (answer.text === null) return answer;
+    return { status: answer.status, headers: { ...answer.headers, 'content-length': String(utf8Length(answer.text)) }, text: null };
+  }
+  const json = jsonBodyText(answer);
+  const headers = new Headers(answer.headers);
+  if (json !== undefined) headers.set('content-length', String(utf8Length(json)));
+  await answer.body?.cancel().catch(() => undefined);
+  return new Response(null, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).byteLength;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { textResponse } from '../../http/http-result';
 import { buildOpenApiDocument } from '../../http/openapi';
 import { route, type RouteDefinition } from '../../http/route';
 import type { MetricsRegistry } from './metrics';
@@ -52,7 +53,7 @@ export function opsRoutes(deps: {
       summary: 'Prometheus metrics: requests by route and status, runs by status, queue depth, open streams',
       responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain' } },
       handle: async () =>
-        new Response(await deps.metrics.render(), { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } }),
+        textResponse(200, await deps.metrics.render(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
     }),
     route({
       method: 'GET',
@@ -63,7 +64,7 @@ export function opsRoutes(deps: {
       responses: { 200: { description: 'the OpenAPI document', contentType: 'application/json' } },
       handle: async () => {
         openApiDocument ??= JSON.stringify(buildOpenApiDocument(deps.allRoutes(), deps.basePath));
-        return new Response(openApiDocument, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+        return textResponse(200, openApiDocument, { 'content-type': 'application/json; charset=utf-8' });
       },
     }),
   ];
