@@ -266,6 +266,60 @@ describe('Resources (HTTP)', () => {
       assert.deepEqual(await bodyBytes(response), bytes);
     });
 
+    it('serves active and unknown types as an attachment under CSP sandbox, passive ones inline, never sniffed', async () => {
+      const active = [
+        'text/html',
+        'TEXT/HTML; charset=utf-8',
+        'image/svg+xml',
+        'application/xhtml+xml',
+        'application/xml',
+        'text/xml',
+        'application/javascript',
+        'text/javascript',
+        'application/ecmascript',
+        'text/css',
+        'application/octet-stream',
+        'application/x-shockwave-flash',
+        'application/vnd.unknown+json',
+        'video/x-unknown+xml',
+        'multipart/x-mixed-replace',
+        'text/vtt',
+      ];
+      const passive = ['text/plain', 'text/plain; charset=utf-8', 'text/csv', 'image/png', 'image/jpeg', 'application/pdf', 'application/json', 'video/mp4', 'audio/mpeg'];
+      const page = new TextEncoder().encode('<html><script>alert(document.cookie)</script></html>');
+      const wrong: string[] = [];
+      for (const [type, expected] of [...active.map((type) => [type, 'attachment'] as const), ...passive.map((type) => [type, 'inline'] as const)]) {
+        const resource = await created(await uploadRaw(app, page, `?name=${encodeURIComponent('page "x".html')}`, { type }));
+        for (const headers of [{}, { range: 'bytes=0-3' }, { 'if-none-match': `"${resource.sha256}"` }] as Record<string, string>[]) {
+          for (const method of ['GET', 'HEAD']) {
+            const response = await app.request(`/v1/resource/${resource.id}/content`, { method, headers });
+            await response.body?.cancel();
+            const disposition = response.headers.get('content-disposition') ?? '';
+            const csp = response.headers.get('content-security-policy');
+            const ok =
+              response.headers.get('x-content-type-options') === 'nosniff' &&
+              disposition.startsWith(`${expected}; filename="page _x_.html"`) &&
+              (expected === 'attachment' ? csp === 'sandbox' : csp === null);
+            if (!ok) wrong.push(`${type} ${method} ${JSON.stringify(headers)} → ${response.status} ${disposition} csp=${csp}`);
+          }
+        }
+      }
+      assert.deepEqual(wrong, []);
+    });
+
+    it('answers HEAD like GET without the body: status, Content-Length, ETag, Content-Range', async () => {
+      for (const headers of [{}, { range: 'bytes=10-19' }, { 'if-none-match': `"${resource.sha256}"` }, { range: 'bytes=5000-' }] as Record<string, string>[]) {
+        const get = await app.request(`/v1/resource/${resource.id}/content`, { headers });
+        await get.arrayBuffer();
+        const head = await app.request(`/v1/resource/${resource.id}/content`, { method: 'HEAD', headers });
+        assert.equal(head.status, get.status, JSON.stringify(headers));
+        for (const name of ['content-length', 'content-type', 'etag', 'content-range', 'accept-ranges', 'content-disposition']) {
+          if (get.headers.has(name)) assert.equal(head.headers.get(name), get.headers.get(name), `${name} ${JSON.stringify(headers)}`);
+        }
+        assert.equal(head.body, null);
+      }
+    });
+
     it('counts a download in /metrics as an open stream until its body is read or cancelled', async () => {
       const openStreams = async (): Promise<number> => {
         const metrics = await (await app.request('/metrics')).text();
