@@ -5,7 +5,7 @@ import { z } from 'zod';
  * (resource names and `directory_path` today; workspace file paths reuse it). A safe path is
  * `/`-separated, and none of its segments can climb out of where it is resolved (`..`), alias
  * another (`.`, empty segments), or mean something else to another file system, log or header
- * (`\`, NUL and other control characters). The rules are in ARCHITECTURE.md ("Names and paths").
+ * (`\`, NUL and other control characters). ARCHITECTURE.md (domain/paths) says who uses it.
  */
 
 /** Longest segment (a file or directory name), in characters: what common file systems allow. */
