@@ -32,25 +32,6 @@ const ACCOUNT = 'acct-fuzz';
 const JSON_LIMIT_BYTES = 64 * 1024;
 const UPLOAD_LIMIT_BYTES = 256 * 1024;
 
-/**
- * Findings that other work in flight fixes (issue 8): each is reported at the end, and does not fail
- * the run. Remove an entry when its fix is merged; the fuzzer then holds the line.
- */
-const KNOWN_PENDING: { finding: string; matches(violation: Violation, request: FuzzRequest): boolean }[] = [
-  // Issue 8 item 6 (router): invalid UTF-8 in a JSON body is accepted and replaced, not refused with a 400.
-  { finding: 'invalid UTF-8 in a JSON body is accepted', matches: (violation, request) => request.label === 'invalid UTF-8 in JSON' && violation.status < 400 },
-  // Issue 8 item 6 (page-query, router): the count of query parameters is not bounded; ~1000 `tags` reach the store and fail.
-  {
-    finding: 'many repeated query parameters → 500',
-    matches: (violation, request) => violation.status === 500 && request.query.length >= 1000,
-  },
-  // Issue 8 item 6 (page-query): numeric query parameters are not strictly decimal (`0x10`, `1e2`, `''` are accepted).
-  {
-    finding: 'a numeric query parameter that is not a plain decimal integer is accepted',
-    matches: (violation, request) => violation.status < 400 && request.label === 'hostile query' && /is not a value of its schema/.test(request.mustRefuse ?? ''),
-  },
-];
-
 interface FuzzRequest {
   /** What kind of case this is, for the report: `valid`, or what was broken. */
   label: string;
@@ -153,7 +134,6 @@ describe('OpenAPI-driven fuzzer: every operation of the document, valid and brok
   let validator: DocumentValidator;
   let bearer: string;
   const known = new Map<string, string[]>();
-  const pending = new Map<string, { count: number; example: string }>();
 
   before(async () => {
     vendor = await startFakeVendor('openai');
@@ -230,15 +210,8 @@ describe('OpenAPI-driven fuzzer: every operation of the document, valid and brok
           const answer = await send(operation, request);
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
           const violations = check(operation, request, answer);
-          const unexpected = violations.filter((violation) => {
-            const finding = KNOWN_PENDING.find((candidate) => candidate.matches(violation, request));
-            if (!finding) return true;
-            const seen = pending.get(finding.finding) ?? { count: 0, example: `${operation.key} (${request.label}) → ${violation.status}: ${violation.problem}` };
-            pending.set(finding.finding, { ...seen, count: seen.count + 1 });
-            return false;
-          });
-          if (unexpected.length > 0) {
-            throw new Error(`${unexpected.map((violation) => `${violation.status}: ${violation.problem}`).join('\n')}\nanswer: ${answer.contentType} ${excerpt(answer.text)}`);
+          if (violations.length > 0) {
+            throw new Error(`${violations.map((violation) => `${violation.status}: ${violation.problem}`).join('\n')}\nanswer: ${answer.contentType} ${excerpt(answer.text)}`);
           }
         }),
         { seed, numRuns: RUNS },
@@ -256,7 +229,6 @@ describe('OpenAPI-driven fuzzer: every operation of the document, valid and brok
     }
     const byStatus = [...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(' ');
     console.log(`      openapi-fuzz: ${requests} requests, answered ${byStatus}`);
-    for (const [finding, { count, example }] of pending) console.log(`      known pending (${count}×): ${finding}\n        e.g. ${excerpt(example)}`);
     assert.equal(failures.length, 0, `${failures.length} operation(s) answered outside the document:\n\n${failures.join('\n\n')}`);
   });
 

@@ -268,6 +268,60 @@ describe('Resources (HTTP)', () => {
       assert.deepEqual(await bodyBytes(response), bytes);
     });
 
+    it('serves active and unknown types as an attachment under CSP sandbox, passive ones inline, never sniffed', async () => {
+      const active = [
+        'text/html',
+        'TEXT/HTML; charset=utf-8',
+        'image/svg+xml',
+        'application/xhtml+xml',
+        'application/xml',
+        'text/xml',
+        'application/javascript',
+        'text/javascript',
+        'application/ecmascript',
+        'text/css',
+        'application/octet-stream',
+        'application/x-shockwave-flash',
+        'application/vnd.unknown+json',
+        'video/x-unknown+xml',
+        'multipart/x-mixed-replace',
+        'text/vtt',
+      ];
+      const passive = ['text/plain', 'text/plain; charset=utf-8', 'text/csv', 'image/png', 'image/jpeg', 'application/pdf', 'application/json', 'video/mp4', 'audio/mpeg'];
+      const page = new TextEncoder().encode('<html><script>alert(document.cookie)</script></html>');
+      const wrong: string[] = [];
+      for (const [type, expected] of [...active.map((type) => [type, 'attachment'] as const), ...passive.map((type) => [type, 'inline'] as const)]) {
+        const resource = await created(await uploadRaw(app, page, `?name=${encodeURIComponent('page "x".html')}`, { type }));
+        for (const headers of [{}, { range: 'bytes=0-3' }, { 'if-none-match': `"${resource.sha256}"` }] as Record<string, string>[]) {
+          for (const method of ['GET', 'HEAD']) {
+            const response = await app.request(`/v1/resource/${resource.id}/content`, { method, headers });
+            await response.body?.cancel();
+            const disposition = response.headers.get('content-disposition') ?? '';
+            const csp = response.headers.get('content-security-policy');
+            const ok =
+              response.headers.get('x-content-type-options') === 'nosniff' &&
+              disposition.startsWith(`${expected}; filename="page _x_.html"`) &&
+              (expected === 'attachment' ? csp === 'sandbox' : csp === null);
+            if (!ok) wrong.push(`${type} ${method} ${JSON.stringify(headers)} → ${response.status} ${disposition} csp=${csp}`);
+          }
+        }
+      }
+      assert.deepEqual(wrong, []);
+    });
+
+    it('answers HEAD like GET without the body: status, Content-Length, ETag, Content-Range', async () => {
+      for (const headers of [{}, { range: 'bytes=10-19' }, { 'if-none-match': `"${resource.sha256}"` }, { range: 'bytes=5000-' }] as Record<string, string>[]) {
+        const get = await app.request(`/v1/resource/${resource.id}/content`, { headers });
+        await get.arrayBuffer();
+        const head = await app.request(`/v1/resource/${resource.id}/content`, { method: 'HEAD', headers });
+        assert.equal(head.status, get.status, JSON.stringify(headers));
+        for (const name of ['content-length', 'content-type', 'etag', 'content-range', 'accept-ranges', 'content-disposition']) {
+          if (get.headers.has(name)) assert.equal(head.headers.get(name), get.headers.get(name), `${name} ${JSON.stringify(headers)}`);
+        }
+        assert.equal(head.body, null);
+      }
+    });
+
     it('counts a download in /metrics as an open stream until its body is read or cancelled', async () => {
       const openStreams = async (): Promise<number> => {
         const metrics = await (await app.request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
@@ -586,6 +640,69 @@ describe('Resources (HTTP)', () => {
       await errorOf(cutOff, 400);
       assert.deepEqual(blobFiles(app), []);
       assert.deepEqual(tempFiles(app), []);
+    });
+
+    it('checks every name and directory_path with the one path-safety check, wherever it comes from (400, nothing stored)', async () => {
+      const badNames: [string, RegExp][] = [
+        ['..', /'\.\.'/],
+        ['.', /'\.'/],
+        ['a\\b.txt', /'\\'/],
+        ['..\\..\\evil', /'\\'/],
+        ['dir/file.txt', /single name without '\/'/],
+        ['../../etc/passwd', /single name without '\/'/],
+        ['a\u0000b', /NUL/],
+        ['a\u001fb', /control characters/],
+        ['a\u0085b', /control characters/],
+        ['x'.repeat(256), /at most 255 characters/],
+      ];
+      const badDirectories: [string, RegExp][] = [
+        ['/a/../b', /'\.\.' segments/],
+        ['..', /'\.\.' segments/],
+        ['/docs/..', /'\.\.' segments/],
+        ['/a/./b', /'\.' segments/],
+        ['/a//b', /empty segments/],
+        ['\\server\\share', /'\\'/],
+        ['/a\u0000', /NUL/],
+        ['/a\nb', /control characters/],
+        [`/${'x'.repeat(256)}`, /over 255 characters/],
+        [`/${'abc/'.repeat(1100)}`, /at most 4096 characters/],
+      ];
+      const resource = await created(await uploadRaw(app, bytesOf(3), '?name=keep.bin&directory_path=%2Fkeep'));
+      const failures: string[] = [];
+      const expect = async (label: string, response: Response, message: RegExp): Promise<void> => {
+        const text = await response.text();
+        const error = response.status === 400 ? (JSON.parse(text) as { error: string }).error : '';
+        if (!message.test(error)) failures.push(`${label} → ${response.status} ${text.slice(0, 160)}`);
+      };
+      for (const [name, message] of badNames) {
+        const label = JSON.stringify(name.slice(0, 20));
+        await expect(`raw ?name=${label}`, await uploadRaw(app, bytesOf(3), `?name=${encodeURIComponent(name)}`), message);
+        await expect(`form name=${label}`, await uploadForm(app, [['name', name], ['file', bytesOf(3), 'f.bin']]), message);
+        await expect(`query name=${label} under a form`, await uploadForm(app, [['file', bytesOf(3), 'f.bin']], { query: `?name=${encodeURIComponent(name)}` }), message);
+        const patch = await app.request(`/v1/resource/${resource.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+        await expect(`PATCH name=${label}`, patch, message);
+      }
+      // A file part's filename is the default name: it passes the same check (the multipart parser
+      // already keeps only the last segment of a filename with '/' or '\').
+      for (const filename of ['..', '.']) {
+        await expect(`filename ${filename}`, await uploadForm(app, [['file', bytesOf(3), filename]]), /name must/);
+      }
+      for (const [directory, message] of badDirectories) {
+        const label = JSON.stringify(directory.slice(0, 20));
+        const query = `?name=a.bin&directory_path=${encodeURIComponent(directory)}`;
+        await expect(`raw directory_path=${label}`, await uploadRaw(app, bytesOf(3), query), message);
+        await expect(`form directory_path=${label}`, await uploadForm(app, [['directory_path', directory], ['file', bytesOf(3), 'f.bin']]), message);
+        const patch = await app.request(`/v1/resource/${resource.id}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ directory_path: directory }),
+        });
+        await expect(`PATCH directory_path=${label}`, patch, message);
+        await expect(`list ?directory_path=${label}`, await app.request(`/v1/resources?directory_path=${encodeURIComponent(directory)}`), message);
+      }
+      assert.deepEqual(failures, []);
+      assert.deepEqual(await (await app.request(`/v1/resource/${resource.id}`)).json(), resource);
+      assert.equal(blobFiles(app).length, 1, 'only the kept resource has content at rest');
     });
 
     it('answers 401 without a bearer token on every route', async () => {

@@ -375,7 +375,7 @@ describe('runnables over HTTP', () => {
     it('refuses configuration text nested too deeply to read, as 400', async () => {
       const depth = 2000;
       const answer = await expect400({ name: 'deep', config_content: `prompt: {system: x}\ndeep: ${'['.repeat(depth)}${']'.repeat(depth)}\n` }, '');
-      assert.match(answer.error, /nested too deeply/);
+      assert.match(answer.error, /nested at most 64 levels deep/);
     });
 
     it('refuses, through the service API, a configuration object too deeply nested to write', async () => {

@@ -7,7 +7,7 @@ export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';
 export { Router } from './http/router';
 // What a server adapter needs to translate its host's requests (see @runloom/server-adapter).
-export { bodyCutOff, bodyTooLarge, readText, refuseDeclaredTooLarge, type ConnectionInfo, type Exchange } from './http/exchange';
+export { bodyCutOff, bodyTooLarge, decodeUtf8Body, readText, refuseDeclaredTooLarge, type ConnectionInfo, type Exchange } from './http/exchange';
 export { jsonBodyText, jsonResponse, JSON_CONTENT_TYPE, type Answer, type SerializedJson } from './http/http-result';
 export { Lifecycle } from './domain/lifecycle';
 export { Migrations } from './domain/storage/migrations';

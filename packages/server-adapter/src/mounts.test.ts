@@ -9,7 +9,7 @@ import { createRequestListener } from './node';
 import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
-import { type Answer, ApiError, type Exchange, jsonResponse } from '@runloom/core';
+import { type Answer, ApiError, type Exchange, jsonResponse, route, Router } from '@runloom/core';
 
 const CHUNK_SIZE = 16 * 1024;
 const STREAM_CHUNKS = 1024; // 16 MiB: more than loopback socket buffers absorb
@@ -277,6 +277,105 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
   });
 }
+
+/** A core Router with a JSON route and a file route: what HEAD and nosniff must survive on each mount. */
+function coreRouter(): Router {
+  const file = new Uint8Array(5000).fill(7);
+  return new Router(
+    [
+      route({
+        method: 'GET',
+        path: '/json',
+        public: true,
+        summary: 'json',
+        tag: 'test',
+        responses: { 200: { description: 'ok' } },
+        handle: async () => ({ status: 200, body: { name: 'ü', list: [1, 2, 3] }, headers: { etag: '"j1"' } }),
+      }),
+      route({
+        method: 'GET',
+        path: '/file',
+        public: true,
+        summary: 'file',
+        tag: 'test',
+        responses: { 200: { description: 'bytes', contentType: 'text/html' } },
+        handle: async () =>
+          new Response(new Blob([file]).stream(), {
+            headers: { 'content-type': 'text/html', 'content-length': String(file.byteLength), etag: '"f1"', 'content-disposition': 'attachment' },
+          }),
+      }),
+    ],
+    {
+      basePath: '',
+      jsonBodyLimitBytes: 1024,
+      rateLimit: 0,
+      authenticate: async () => {
+        throw new ApiError('UNAUTHORIZED');
+      },
+      observer: { onRequest: () => undefined },
+    },
+  );
+}
+
+async function exchangeRaw(url: string, method: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: number }> {
+  const request = http.request(url, { method });
+  request.end();
+  const [response] = (await once(request, 'response')) as [IncomingMessage];
+  let bytes = 0;
+  for await (const chunk of response) bytes += (chunk as Buffer).byteLength;
+  return { status: response.statusCode!, headers: response.headers, bytes };
+}
+
+for (const [name, mount] of Object.entries(mounts)) {
+  for (const entry of ['web handler', 'native dispatch'] as const) {
+    describe(`core Router mounted on ${name}, ${entry}: HEAD and nosniff`, () => {
+      let server: Mounted;
+      beforeEach(async () => {
+        const router = coreRouter();
+        const handler: WebHandler = entry === 'web handler' ? { handle: (request) => router.handle(request) } : router;
+        server = await mount(handler);
+      });
+      afterEach(() => server.close());
+
+      it('answers HEAD like GET without a body, with the same Content-Length, ETag and nosniff', async () => {
+        for (const path of ['/json', '/file']) {
+          const get = await exchangeRaw(`${server.url}${path}`, 'GET');
+          const head = await exchangeRaw(`${server.url}${path}`, 'HEAD');
+          assert.equal(get.status, 200);
+          assert.equal(head.status, 200, path);
+          assert.equal(head.bytes, 0, path);
+          assert.equal(get.headers['content-length'], String(get.bytes), path);
+          for (const header of ['content-length', 'content-type', 'etag', 'content-disposition', 'x-content-type-options']) {
+            assert.equal(head.headers[header], get.headers[header], `${path} ${header}`);
+          }
+          assert.equal(head.headers['x-content-type-options'], 'nosniff');
+        }
+        const allow = await exchangeRaw(`${server.url}/json`, 'DELETE');
+        assert.equal(allow.status, 405);
+        assert.equal(allow.headers.allow, 'GET, HEAD');
+        assert.equal(allow.headers['x-content-type-options'], 'nosniff');
+      });
+    });
+  }
+}
+
+describe('server-adapter answers of its own', () => {
+  it('carry nosniff too (a handler that throws)', async () => {
+    for (const [name, mount] of Object.entries(mounts)) {
+      const server = await mount({
+        handle: () => Promise.reject(new Error('boom')),
+        dispatch: () => Promise.reject(new Error('boom')),
+      });
+      try {
+        const answer = await exchangeRaw(`${server.url}/x`, 'GET');
+        assert.equal(answer.status, 500, name);
+        assert.equal(answer.headers['x-content-type-options'], 'nosniff', name);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+});
 
 describe('server-adapter runloomMiddleware after a body parser', () => {
   it('re-encodes the parsed JSON body for the handler', async () => {

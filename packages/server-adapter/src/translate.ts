@@ -4,6 +4,7 @@ import {
   type Answer,
   bodyCutOff,
   bodyTooLarge,
+  decodeUtf8Body,
   type ConnectionInfo,
   type Exchange,
   jsonBodyText,
@@ -41,6 +42,11 @@ export interface ToWebRequestOptions {
 /** A Host value: name or IPv4 or [IPv6], optional port. Anything else is not trusted into a URL. */
 const HOST = /^(?:[a-z0-9_.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
+/**
+ * Headers every answer carries, the router's and the ones this layer writes itself (a request that
+ * cannot be read, a failing handler): the content is never sniffed into another type.
+ */
+const ALWAYS_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
 
 export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions = {}): Request {
   return webRequest(req, requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), options, true);
@@ -117,7 +123,7 @@ class NodeExchange implements Exchange {
 }
 
 /**
- * The body as UTF-8 text, without a BOM (as `TextDecoder` reads it). Past `limit` bytes the rest
+ * The body as UTF-8 text, without a BOM; 400 when it is not valid UTF-8 (`decodeUtf8Body`). Past `limit` bytes the rest
  * is discarded unread, so the 413 still goes out on this connection.
  */
 function readNodeBody(req: IncomingMessage, limit: number): Promise<string> {
@@ -139,8 +145,11 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<string> {
     };
     const onEnd = (): void => {
       detach();
-      const text = Buffer.concat(chunks, total).toString('utf8');
-      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      try {
+        resolve(decodeUtf8Body(Buffer.concat(chunks, total)));
+      } catch (error) {
+        reject(error as Error);
+      }
     };
     const onError = (error: Error): void => {
       detach();
@@ -201,7 +210,7 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
       res.destroy(error as Error);
     } else {
       const body = JSON.stringify({ error: 'internal error', code: 'INTERNAL' });
-      res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(500, { ...ALWAYS_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     }
   } finally {
@@ -474,5 +483,5 @@ async function sendAnswer(res: ServerResponse, answer: Answer): Promise<void> {
 }
 
 function errorJson(status: number, message: string): SerializedJson {
-  return { status, headers: { 'content-type': 'application/json; charset=utf-8' }, text: JSON.stringify({ error: message }) };
+  return { status, headers: { ...ALWAYS_HEADERS, 'content-type': 'application/json; charset=utf-8' }, text: JSON.stringify({ error: message }) };
 }

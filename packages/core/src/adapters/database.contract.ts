@@ -172,6 +172,14 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
         assert.equal(await database.count(ITEMS, { tags: { hasAll: ['green'] } }), 2);
       });
 
+      it('hasAll takes lists of any length (a query of fixed size: no expression per value)', async () => {
+        const repeated = Array.from({ length: 5000 }, (_, index) => (index % 2 ? 'red' : 'blue'));
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: repeated } } }), ['a1', 'b1']);
+        const missing = ['red', ...Array.from({ length: 5000 }, (_, index) => `absent-${index}`)];
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: missing } } }), []);
+        assert.equal(await database.count(ITEMS, { tags: { hasAll: repeated } }), 2);
+      });
+
       it('lt, lte, gt and gte compare numbers and strings, never matching null or absent', async () => {
         assert.deepEqual(await findIds({ where: { rank: { lt: 3 } } }), ['a2', 'a3']);
         assert.deepEqual(await findIds({ where: { rank: { lte: 3 } } }), ['a1', 'a2', 'a3', 'b3']);

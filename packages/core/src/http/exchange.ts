@@ -16,7 +16,8 @@ export interface Exchange {
   header(name: string): string | null;
   /**
    * The whole body as UTF-8 text (without a BOM), read at most once: PAYLOAD_TOO_LARGE past
-   * `limit` bytes without buffering more than that, BAD_REQUEST when the client cut it off.
+   * `limit` bytes without buffering more than that, BAD_REQUEST when the client cut it off or it
+   * is not valid UTF-8 (`decodeUtf8Body`).
    */
   readText(limit: number): Promise<string>;
   /** The web `Request`, built on first call: for handlers that stream the body or watch the signal. */
@@ -74,7 +75,39 @@ export async function readText(request: Request, limit: number): Promise<string>
     joined.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(joined);
+  return decodeUtf8Body(joined);
+}
+
+/** Fatal: a malformed byte is an error, never silently replaced by U+FFFD. A leading BOM is dropped. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A request body as text: 400 when its bytes are not valid UTF-8, since a body silently "repaired"
+ * stores something other than what the client sent.
+ */
+export function decodeUtf8Body(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw ApiError.badRequest(`the body is not valid UTF-8 (byte ${firstInvalidUtf8(bytes)}); send it encoded as UTF-8`);
+  }
+}
+
+/** Offset of the first byte that starts no valid UTF-8 sequence (as the WHATWG decoder sees it). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length) {
+    const lead = bytes[index]!;
+    const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length === 0 || index + length > bytes.length) return index;
+    try {
+      utf8.decode(bytes.subarray(index, index + length));
+    } catch {
+      return index;
+    }
+    index += length;
+  }
+  return index;
 }
 
 /** 413 up front when the declared Content-Length is over `limit`. */

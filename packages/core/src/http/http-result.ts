@@ -31,7 +31,18 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
 }
 
 /**
- * The body of a response that `jsonResponse` built, as the text it was made from. A server
+ * A response whose body is `text` held in memory (Prometheus text, a cached document). Like
+ * `jsonResponse`, the router and server adapters know its text, so HEAD and node answers carry
+ * its Content-Length and it is written without reading it back through the body stream.
+ */
+export function textResponse(status: number, text: string, headers: Record<string, string>): Response {
+  const response = new Response(text, { status, headers });
+  jsonTexts.set(response, text);
+  return response;
+}
+
+/**
+ * The body of a response that `jsonResponse` or `textResponse` built, as the text it was made from. A server
  * adapter writes it directly: reading it back through the body stream costs more than the rest
  * of a small request's translation.
  */

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { ApiError } from './api-error';
 import { route } from './route';
+import { jsonResponse } from './http-result';
 import { MAX_JSON_DEPTH } from './json-depth';
 import { type RequestObserver, Router } from './router';
 
 const seen: Parameters<RequestObserver['onRequest']>[0][] = [];
+/** Whether the streamed /file body was cancelled, and how many chunks of it were produced. */
+const fileStream = { cancelled: false, produced: 0 };
 
 function makeRouter(overrides: { basePath?: string; rateLimit?: number } = {}): Router {
   const routes = [
@@ -36,6 +39,38 @@ function makeRouter(overrides: { basePath?: string; rateLimit?: number } = {}): 
       tag: 'test',
       responses: { 200: { description: 'ok' } },
       handle: async () => ({ status: 200, body: { ok: true } }),
+    }),
+    route({
+      method: 'GET',
+      path: '/file',
+      public: true,
+      summary: 'a streamed file',
+      tag: 'test',
+      responses: { 200: { description: 'bytes', contentType: 'application/octet-stream' } },
+      handle: async () => {
+        fileStream.cancelled = false;
+        fileStream.produced = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            fileStream.produced += 1;
+            controller.enqueue(new Uint8Array(4).fill(fileStream.produced));
+            if (fileStream.produced === 3) controller.close();
+          },
+          cancel() {
+            fileStream.cancelled = true;
+          },
+        }, { highWaterMark: 0 });
+        return new Response(body, { headers: { 'content-type': 'application/octet-stream', 'content-length': '12', etag: '"abc"' } });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/made',
+      public: true,
+      summary: 'a JSON response built by jsonResponse',
+      tag: 'test',
+      responses: { 200: { description: 'ok' } },
+      handle: async () => jsonResponse(200, { text: 'ü' }, { 'cache-control': 'no-store' }),
     }),
     route({
       method: 'GET',
@@ -158,4 +193,73 @@ describe('Router', () => {
     assert.doesNotMatch(text, /secret internals|\.ts:/);
     assert.ok(seen.at(-1)?.error instanceof Error);
   });
+
+  it('sets X-Content-Type-Options: nosniff on every answer, success or error, JSON or stream', async () => {
+    const router = makeRouter();
+    const id = '0190a1b2-0000-7000-8000-000000000000';
+    const requests: [string, Request][] = [
+      ['201', new Request('http://runloom.test/v1/things', { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: '{"name":"a"}' })],
+      ['200', new Request(`http://runloom.test/v1/thing/${id}`, { headers: auth })],
+      ['stream', new Request('http://runloom.test/file')],
+      ['made', new Request('http://runloom.test/made')],
+      ['HEAD', new Request('http://runloom.test/public', { method: 'HEAD' })],
+      ['400', new Request('http://runloom.test/v1/things', { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: '{' })],
+      ['401', new Request('http://runloom.test/v1/things', { method: 'POST' })],
+      ['404', new Request('http://runloom.test/nowhere')],
+      ['405', new Request('http://runloom.test/public', { method: 'DELETE' })],
+      ['413', new Request('http://runloom.test/v1/things', { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: 'x'.repeat(2000) })],
+      ['415', new Request('http://runloom.test/v1/things', { method: 'POST', headers: { 'content-type': 'text/plain', ...auth }, body: 'a' })],
+      ['500', new Request('http://runloom.test/boom')],
+    ];
+    const missing: string[] = [];
+    for (const [label, request] of requests) {
+      const response = await router.handle(request);
+      if (response.headers.get('x-content-type-options') !== 'nosniff') missing.push(`${label} → ${response.status}`);
+      await response.body?.cancel();
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  it('answers HEAD on every GET route like GET, without the body: same status and headers, Content-Length included', async () => {
+    const router = makeRouter();
+    const id = '0190a1b2-0000-7000-8000-000000000000';
+    const getRoutes = router.routes.filter((definition) => definition.method === 'GET');
+    assert.ok(getRoutes.length >= 4);
+    for (const definition of getRoutes) {
+      const path = definition.path.replace('{id}', id);
+      const get = await router.handle(new Request(`http://runloom.test${path}`, { headers: auth }));
+      const getBody = new Uint8Array(await get.arrayBuffer());
+      const head = await router.handle(new Request(`http://runloom.test${path}`, { method: 'HEAD', headers: auth }));
+      assert.equal(head.status, get.status, path);
+      const headers = (response: Response): Record<string, string> => {
+        const all = headerRecord(response.headers);
+        delete all['x-request-id'];
+        return all;
+      };
+      const expected = headers(get);
+      expected['content-length'] ??= String(getBody.byteLength);
+      assert.deepEqual(headers(head), expected, path);
+      assert.equal(head.body, null, path);
+      if (definition.path === '/file') assert.ok(fileStream.cancelled && fileStream.produced <= 1, 'the streamed body is cancelled, not read');
+    }
+    assert.equal(seen.at(-1)?.route, 'HEAD /boom');
+  });
+
+  it('lists HEAD beside GET in Allow, and answers HEAD on a path without GET with 405', async () => {
+    const router = makeRouter();
+    const wrong = await router.handle(new Request('http://runloom.test/public', { method: 'POST' }));
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get('allow'), 'GET, HEAD');
+    const head = await router.handle(new Request('http://runloom.test/v1/things', { method: 'HEAD', headers: auth }));
+    assert.equal(head.status, 405);
+    assert.equal(head.headers.get('allow'), 'POST');
+  });
 });
+
+function headerRecord(headers: Headers): Record<string, string> {
+  const record: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from './json-depth';
+import { refuseTooDeep } from './json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
 import { type ConnectionInfo, type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
@@ -38,6 +38,11 @@ export interface RouterOptions {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Most query parameters a request may carry, on any route. */
+export const MAX_QUERY_PARAMETERS = 256;
+/** Longest query parameter name or value, in characters once decoded. */
+export const MAX_QUERY_PARAMETER_LENGTH = 8192;
 
 
 /**
@@ -112,7 +117,7 @@ export class Router {
         });
       }
       const { definition, rawParams } = match;
-      routeName = `${definition.method} ${definition.path}`;
+      routeName = `${exchange.method === 'HEAD' ? 'HEAD' : definition.method} ${definition.path}`;
       if (!definition.public) {
         principal = await this.options.authenticate(exchange.header('authorization'));
         const retryAfter = this.rateLimiter.take(principal.accountId);
@@ -123,7 +128,8 @@ export class Router {
         }
       }
       const params = definition.params ? parseParams(definition.params, rawParams) : rawParams;
-      const query = definition.query ? validate(definition.query, queryObject(url.searchParams), 'query') : undefined;
+      const rawQuery = boundedQuery(url.searchParams);
+      const query = definition.query ? validate(definition.query, rawQuery, 'query') : undefined;
       const body = await this.readBody(definition, exchange);
       const result = await definition.handle({
         params,
@@ -141,9 +147,15 @@ export class Router {
       failure = error;
       answer = errorAnswer(error);
     }
+    if (exchange.method === 'HEAD') answer = await withoutBody(answer);
     if (answer instanceof Response && answer.body !== null && jsonBodyText(answer) === undefined) answer = this.countedWhileOpen(answer);
-    if (answer instanceof Response) answer.headers.set('x-request-id', requestId);
-    else answer.headers['x-request-id'] = requestId;
+    if (answer instanceof Response) {
+      answer.headers.set('x-request-id', requestId);
+      answer.headers.set('x-content-type-options', 'nosniff');
+    } else {
+      answer.headers['x-request-id'] = requestId;
+      answer.headers['x-content-type-options'] = 'nosniff';
+    }
     this.options.observer.onRequest({
       requestId,
       method: exchange.method,
@@ -205,16 +217,18 @@ export class Router {
     method: string,
     path: string,
   ): { definition: RouteDefinition; rawParams: Record<string, string> } | { allowed: string[] } | undefined {
+    // HEAD is GET without the body: every GET route answers it.
+    const routeMethod = method === 'HEAD' ? 'GET' : method;
     const byMethod = this.staticRoutes.get(path);
     if (byMethod) {
-      const definition = byMethod.get(method as HttpMethod);
-      return definition ? { definition, rawParams: {} } : { allowed: [...byMethod.keys()] };
+      const definition = byMethod.get(routeMethod as HttpMethod);
+      return definition ? { definition, rawParams: {} } : { allowed: withHead([...byMethod.keys()]) };
     }
     const allowed: string[] = [];
     for (const compiled of this.dynamicRoutes) {
       const found = compiled.pattern.exec(path);
       if (!found) continue;
-      if (compiled.definition.method !== method) {
+      if (compiled.definition.method !== routeMethod) {
         allowed.push(compiled.definition.method);
         continue;
       }
@@ -224,7 +238,7 @@ export class Router {
       });
       return { definition: compiled.definition, rawParams };
     }
-    return allowed.length ? { allowed } : undefined;
+    return allowed.length ? { allowed: withHead(allowed) } : undefined;
   }
 
   private async readBody(definition: RouteDefinition, exchange: Exchange): Promise<unknown> {
@@ -257,20 +271,57 @@ export class Router {
       } catch (error) {
         throw new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${(error as Error).message}`);
       }
-      refuseTooDeep(raw);
+      refuseTooDeep(raw, 'body');
     }
     return validate(spec.json, raw, 'body');
   }
 }
 
-/** JSON nested past `MAX_JSON_DEPTH` → 400 naming the top-level field that holds it. */
-function refuseTooDeep(body: unknown): void {
-  if (jsonDepth(body) <= MAX_JSON_DEPTH) return;
-  const message = `JSON may be nested at most ${MAX_JSON_DEPTH} levels deep`;
-  const field = body !== null && typeof body === 'object'
-    ? Object.entries(body).find(([, value]) => jsonDepth(value) >= MAX_JSON_DEPTH)?.[0]
-    : undefined;
-  throw ApiError.badRequest(`invalid body: ${field ? `${field}: ` : ''}${message}`, [{ path: field ?? '', message }]);
+/** `allowed` with HEAD after GET, as the Allow header lists them. */
+function withHead(allowed: string[]): string[] {
+  return allowed.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method]));
+}
+
+/**
+ * The answer to HEAD: the GET answer's status and headers without its body. A JSON body's length
+ * stays as Content-Length; a streamed body is cancelled unread (its own headers say its length).
+ */
+async function withoutBody(answer: Answer): Promise<Answer> {
+  if (!(answer instanceof Response)) {
+    if (answer.text === null) return answer;
+    return { status: answer.status, headers: { ...answer.headers, 'content-length': String(utf8Length(answer.text)) }, text: null };
+  }
+  const json = jsonBodyText(answer);
+  const headers = new Headers(answer.headers);
+  if (json !== undefined) headers.set('content-length', String(utf8Length(json)));
+  await answer.body?.cancel().catch(() => undefined);
+  return new Response(null, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).byteLength;
+}
+
+/**
+ * The query as an object (a repeated name becomes a list), refused (400) past MAX_QUERY_PARAMETERS
+ * parameters or with a name or value over MAX_QUERY_PARAMETER_LENGTH characters, on every route:
+ * nothing downstream (schemas, store filters) then sees work that grows without bound.
+ */
+function boundedQuery(params: URLSearchParams): Record<string, string | string[]> {
+  let count = 0;
+  for (const [name, value] of params) {
+    count += 1;
+    if (count > MAX_QUERY_PARAMETERS) {
+      throw ApiError.badRequest(`a request may carry at most ${MAX_QUERY_PARAMETERS} query parameters; send fewer (e.g. fewer repeated tags)`);
+    }
+    if (name.length > MAX_QUERY_PARAMETER_LENGTH || value.length > MAX_QUERY_PARAMETER_LENGTH) {
+      throw ApiError.badRequest(
+        `query parameter ${name.slice(0, 64)} is over the limit of ${MAX_QUERY_PARAMETER_LENGTH} characters; send a shorter value`,
+        [{ path: name.slice(0, 64), message: `at most ${MAX_QUERY_PARAMETER_LENGTH} characters` }],
+      );
+    }
+  }
+  return queryObject(params);
 }
 
 /** Path ids that fail their schema (not a UUID) name nothing that exists: 404, like a missing id. */

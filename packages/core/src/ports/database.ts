@@ -22,7 +22,11 @@ export type Doc = { id: string } & Record<string, unknown>;
 /** Column type of a queryable field. `json` fields hold arrays of strings (e.g. tags). */
 export type FieldType = 'text' | 'integer' | 'real' | 'boolean' | 'json';
 
-/** A condition on one declared field. A bare value means equality (`null` matches null/absent). */
+/**
+ * A condition on one declared field. A bare value means equality (`null` matches null/absent).
+ * `hasAll` may come from client input: adapters evaluate it with a query of fixed size whatever
+ * the list's length (one parameter holding the list). `in` is for fixed sets named in code.
+ */
 export type Condition =
   | string
   | number

@@ -98,9 +98,13 @@ export class CollectionSchema {
       return `${column} IN (${condition.in.map(() => '?').join(', ')})`;
     }
     if ('hasAll' in condition) {
-      params.push(...condition.hasAll);
-      const members = condition.hasAll.map(() => ` AND EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ?)`);
-      return `(json_type(${column}) = 'array'${members.join('')})`;
+      // One parameter (the list as JSON) and a fixed expression, however many values are asked
+      // for: an expression per value grows past SQLite's expression-depth limit (a 5xx from input).
+      params.push(JSON.stringify([...new Set(condition.hasAll)]));
+      return (
+        `(json_type(${column}) = 'array' AND NOT EXISTS (SELECT 1 FROM json_each(?) AS wanted ` +
+        `WHERE NOT EXISTS (SELECT 1 FROM json_each(${column}) AS held WHERE held.value = wanted.value)))`
+      );
     }
     if ('ne' in condition) {
       if (condition.ne === null) return `${column} IS NOT NULL`;

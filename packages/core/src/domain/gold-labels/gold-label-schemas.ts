@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonDepth, MAX_JSON_DEPTH } from '../../http/json-depth';
+import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../../http/json-depth';
 
 /** A gold label as answered (SPEC 2.6): exactly one of `text_value` and `object_value` is non-null. */
 export interface GoldLabel {
@@ -27,7 +27,7 @@ const textValue = z.string();
 
 const objectValue = z
   .record(z.string(), z.unknown(), { error: 'object_value must be a JSON object' })
-  .refine((value) => jsonDepth(value) <= MAX_JSON_DEPTH, `object_value must be nested at most ${MAX_JSON_DEPTH} levels deep`);
+  .refine(withinDepthLimit, TOO_DEEP_MESSAGE);
 
 /** `POST /v1/run/{run_id}/gold-labels`. Which of the values is set is checked by the service. */
 export const createGoldLabelBody = z.object({

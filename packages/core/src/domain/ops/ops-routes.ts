@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
+import { textResponse } from '../../http/http-result';
 import { buildOpenApiDocument } from '../../http/openapi';
 import { route, type RouteDefinition } from '../../http/route';
 import type { MetricsRegistry } from './metrics';
@@ -64,7 +65,7 @@ export function opsRoutes(deps: {
       },
       handle: async ({ request }) => {
         await requireMetricsToken(request.headers.get('authorization'), deps.metricsToken);
-        return new Response(await deps.metrics.render(), { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
+        return textResponse(200, await deps.metrics.render(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       },
     }),
     route({
@@ -76,7 +77,7 @@ export function opsRoutes(deps: {
       responses: { 200: { description: 'the OpenAPI document', contentType: 'application/json' } },
       handle: async () => {
         openApiDocument ??= JSON.stringify(buildOpenApiDocument(deps.allRoutes(), deps.basePath));
-        return new Response(openApiDocument, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+        return textResponse(200, openApiDocument, { 'content-type': 'application/json; charset=utf-8' });
       },
     }),
   ];

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { pageQueryFields } from '../../http/page-query';
+import { tagsQuery } from '../../http/tags-query';
+import { MAX_SEGMENT_LENGTH, safePathSchema } from '../paths/safe-path';
 import { EXTERNAL_STORAGE_TYPES } from './resource-record';
 
 /** No name, path or tag may hold control characters: they break logs, headers and file systems. */
@@ -12,17 +14,12 @@ function noControlCharacters(value: string): boolean {
 }
 const MAX_METADATA_BYTES = 256 * 1024;
 
-const name = z
-  .string()
-  .min(1, 'name must not be empty')
-  .max(1024, 'name must be at most 1024 characters')
-  .refine(noControlCharacters, 'name must not contain control characters')
-  .describe('file-like name, e.g. report.pdf');
-const directoryPath = z
-  .string()
-  .max(4096, 'directory_path must be at most 4096 characters')
-  .refine(noControlCharacters, 'directory_path must not contain control characters')
-  .describe('directory containing the resource, e.g. /contracts/2024; default /');
+const name = safePathSchema({ field: 'name', kind: 'segment' }).describe(
+  `file-like name, e.g. report.pdf: one name of at most ${MAX_SEGMENT_LENGTH} characters, without '/', '\\', '..' or control characters`,
+);
+const directoryPath = safePathSchema({ field: 'directory_path', kind: 'rooted' }).describe(
+  "directory containing the resource, e.g. /contracts/2024; default /. '/'-separated, without '..' or '.' segments, '\\' or control characters",
+);
 const tag = z
   .string()
   .min(1, 'a tag must not be empty')
@@ -80,15 +77,9 @@ export const resourcePatchSchema = z.object({
 }).meta({ id: 'ResourceUpdate' });
 export type ResourcePatch = z.input<typeof resourcePatchSchema>;
 
-/** A query value that may be repeated (`?tags=a&tags=b`), each also a comma-separated list. */
-const tagList = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((entry) => entry.split(',')).filter((entry) => entry.length > 0))
-  .describe('tags the resource must all have: repeated, or comma-separated');
-
 export const listQuerySchema = z.object({
-  directory_path: z.string().optional().describe('only resources in exactly this directory'),
-  tags: tagList.optional(),
+  directory_path: directoryPath.optional().describe('only resources in exactly this directory'),
+  tags: tagsQuery({ maxLength: 256, trim: false }).optional(),
   ...pageQueryFields,
 });
 export type ResourceListQuery = z.output<typeof listQuerySchema>;

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { ApiError } from '../../http/api-error';
+import { refuseTooDeep } from '../../http/json-depth';
 import { MultipartError, MultipartParser } from '../../ports/multipart-parser';
 import type { Resource } from './resource-record';
 import { type NewResource, newResourceSchema } from './resource-schemas';
@@ -114,12 +115,16 @@ function toNewResource(fields: UploadFields): Partial<NewResource> {
   return input as Partial<NewResource>;
 }
 
+/** JSON text of a form field or query parameter, under the same depth limit as a JSON body. */
 function parseJsonField(field: string, text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw ApiError.badRequest(`${field} must be valid JSON: ${(error as Error).message}`, [{ path: field, message: 'not valid JSON' }]);
   }
+  refuseTooDeep(value, 'body', field);
+  return value;
 }
 
 function missingName(): ApiError {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../http/api-error';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
+import { presentationHeaders } from './content-disposition';
 import { entityTag, noneMatch, parseRange, rangeStillApplies } from './byte-range';
 import type { Resource } from './resource-record';
 import { listQuerySchema, resourceIdParams, resourcePatchSchema, resourceSchema } from './resource-schemas';
@@ -86,7 +87,9 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
       method: 'GET',
       path: '/v1/resource/{id}/content',
       tag: 'resources',
-      summary: 'Download the content: ETag is the sha256; If-None-Match and single byte ranges are honoured',
+      summary:
+        'Download the content: ETag is the sha256; If-None-Match and single byte ranges are honoured. Passive types (text, images, audio, video, PDF, JSON) ' +
+        'are served inline; every other type (HTML, SVG, XML, JavaScript, …) as an attachment under Content-Security-Policy: sandbox',
       params: resourceIdParams,
       responses: {
         200: { description: 'the whole content, as the media type it was stored with', contentType: '*/*' },
@@ -131,7 +134,7 @@ async function contentResponse(resources: ResourceService, resource: Resource, r
     etag,
     'accept-ranges': 'bytes',
     'cache-control': 'private, no-cache',
-    'content-disposition': contentDisposition(resource.name),
+    ...presentationHeaders(resource.name, resource.mime_type),
   };
   if (noneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: common });
   const size = resource.size_bytes;
@@ -150,13 +153,6 @@ async function contentResponse(resources: ResourceService, resource: Resource, r
     status: 206,
     headers: { ...headers, 'content-length': String(end - start + 1), 'content-range': `bytes ${start}-${end}/${size}` },
   });
-}
-
-/** `inline` with the name, ASCII-safe, and exact in RFC 5987 form for any other characters. */
-function contentDisposition(name: string): string {
-  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `inline; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 function declaredLength(request: Request): number | null {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../../http/json-depth';
 import {
   type AgentConfig,
   type ConfigDiagnostic,
@@ -528,8 +529,26 @@ max_steps: 8
       const deep = `prompt: {system: hi}\nx: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
       assert.deepEqual(
         parseRunnableConfig(deep).diagnostics.map(({ severity, message }) => ({ severity, message })),
-        [{ severity: 'error', message: 'the configuration is nested too deeply' }],
+        [{ severity: 'error', message: TOO_DEEP_MESSAGE }],
       );
+    });
+
+    it('applies the one structured-input depth limit to YAML in every spelling (flow, block, aliases)', () => {
+      /** A configuration whose `metadata` field holds `depth` - 1 more levels (the root mapping is level 1). */
+      const flow = (depth: number): string => `prompt: {system: hi}\nmetadata: ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}\n`;
+      const block = (depth: number): string =>
+        `prompt: {system: hi}\nmetadata:\n${Array.from({ length: depth - 1 }, (_, level) => `${'  '.repeat(level + 1)}k:`).join('\n')} 1\n`;
+      // An anchor 40 deep used 40 deep: 80 levels once the alias is resolved.
+      const aliased = (depth: number): string => {
+        const half = Math.floor(depth / 2);
+        return `prompt: {system: hi}\nanchor: &deep ${'['.repeat(half)}${']'.repeat(half)}\nmetadata: ${'['.repeat(depth - half - 1)}*deep${']'.repeat(depth - half - 1)}\n`;
+      };
+      const errors = (text: string): string[] =>
+        parseRunnableConfig(text).diagnostics.filter((diagnostic) => diagnostic.severity === 'error').map((diagnostic) => diagnostic.message);
+      for (const [kind, build] of [['flow', flow], ['block', block], ['alias', aliased]] as const) {
+        assert.ok(!errors(build(MAX_JSON_DEPTH)).includes(TOO_DEEP_MESSAGE), `${kind} at the limit is read`);
+        for (const depth of [MAX_JSON_DEPTH + 1, 3_000]) assert.deepEqual(errors(build(depth)), [TOO_DEEP_MESSAGE], `${kind} ${depth} deep`);
+      }
     });
   });
 });

@@ -1,5 +1,6 @@
-import { isNode, LineCounter, parseDocument, stringify, type Document } from 'yaml';
+import { isCollection, isNode, isPair, LineCounter, parseDocument, stringify, type Document } from 'yaml';
 import { z } from 'zod';
+import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../../http/json-depth';
 import { compileJsonSchema } from './json-schema';
 import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';
@@ -297,14 +298,22 @@ export function readRunnableConfig(text: string): ReadRunnableConfig {
     // The parser reports running out of stack once per nesting level it unwinds: say it once.
     for (const error of deepNesting ? [deepNesting] : document.errors) {
       const { line, col } = lineCounter.linePos(error.pos[0]);
-      const message = error === deepNesting ? 'the configuration is nested too deeply' : error.message;
+      const message = error === deepNesting ? TOO_DEEP_MESSAGE : error.message;
       readDiagnostics.push({ path: '', message, severity: 'error', line, column: col });
     }
     for (const warning of document.warnings) {
       const { line, col } = lineCounter.linePos(warning.pos[0]);
       readDiagnostics.push({ path: '', message: warning.message, severity: 'warning', line, column: col });
     }
-    if (document.errors.length === 0) firstValue = document.toJS();
+    if (document.errors.length === 0) {
+      // One depth limit for every structured input: the node tree first (toJS recurses), then the
+      // value (aliases can nest a deep anchor deeper still).
+      if (yamlDepthOver(document.contents, MAX_JSON_DEPTH)) readDiagnostics.push({ path: '', message: TOO_DEEP_MESSAGE, severity: 'error', line: 1, column: 1 });
+      else {
+        firstValue = document.toJS();
+        if (!withinDepthLimit(firstValue)) readDiagnostics.push({ path: '', message: TOO_DEEP_MESSAGE, severity: 'error', line: 1, column: 1 });
+      }
+    }
   } catch (error) {
     // Pathological input (alias bombs past the limit, nesting past the stack) is bad input too.
     readDiagnostics.push({
@@ -483,6 +492,22 @@ function deriveLlms(llms: LlmConfig[], path: Path, resolve: ResolveModel, report
 
 function missingProviderMessage(model: string): string {
   return `set provider: the vendor of model '${model}' cannot be inferred; name one of ${PROVIDER_NAMES.join(', ')} (or write provider/model)`;
+}
+
+/** Whether the YAML node tree nests collections more than `limit` deep, walked without recursion. */
+function yamlDepthOver(root: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[root, 0]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (isPair(node)) {
+      pending.push([node.key, depth], [node.value, depth]);
+      continue;
+    }
+    if (!isCollection(node)) continue;
+    if (depth + 1 > limit) return true;
+    for (const item of node.items) pending.push([item, depth + 1]);
+  }
+  return false;
 }
 
 /** Template strings of a value, with their paths: every string, at any depth. */

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { decimalQueryInteger } from '../../http/page-query';
+import { tagsQuery } from '../../http/tags-query';
 import { RUNNABLE_TYPES, runnableConfigSchema } from './config-schema';
 
 /** Request and response shapes of the runnables API; the router validates with them and OpenAPI shows them. */
@@ -57,18 +59,9 @@ export type UpdateRunnableInput = z.input<typeof updateRunnableInput>;
 /** `tags=a&tags=b` or `tags=a,b`: a runnable matches when it has all of them. */
 export const listRunnablesQuery = z.object({
   type: z.enum(RUNNABLE_TYPES).optional(),
-  tags: z
-    .union([z.string(), z.array(z.string())])
-    .optional()
-    .transform((value) =>
-      [value ?? []]
-        .flat()
-        .flatMap((entry) => entry.split(','))
-        .map((entry) => entry.trim())
-        .filter((entry) => entry.length > 0),
-    ),
-  limit: z.coerce.number().int().min(1).optional().describe('at most this many; all when absent'),
-  offset: z.coerce.number().int().min(0).optional(),
+  tags: tagsQuery({ maxLength: 128, trim: true }).optional().transform((tags) => tags ?? []),
+  limit: decimalQueryInteger('limit', { min: 1 }).optional().describe('at most this many; all when absent'),
+  offset: decimalQueryInteger('offset', { min: 0 }).optional(),
 });
 export type ListRunnablesQuery = z.output<typeof listRunnablesQuery>;
 

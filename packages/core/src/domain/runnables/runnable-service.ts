@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
+import { refuseTooDeep } from '../../http/json-depth';
 import { ApiError, type ErrorDetail } from '../../http/api-error';
 import type { Principal } from '../../http/route';
 import { validationError } from '../../http/router';
@@ -187,6 +188,7 @@ export class RunnableService {
     parsedInput: Record<string, unknown> | undefined,
   ): Promise<StoredConfig | undefined> {
     if (content === undefined && parsedInput === undefined) return undefined;
+    if (content === undefined) refuseTooDeep(parsedInput, 'body', 'config_content_parsed');
     const text = content ?? writeYaml(parsedInput!);
     const sha256 = this.hasher.sha256Hex(text);
     const result = await this.parseConfig(accountId, text, sha256);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pageQueryFields } from '../../http/page-query';
+import { pageFields, pageQueryFields } from '../../http/page-query';
 import { CALLBACK_STATUSES, RUN_STATUSES, TELEMETRY_STRATEGIES } from './run-record';
 
 /** Request and response shapes of the runs API; the router validates with them and OpenAPI shows them. */
@@ -51,12 +51,16 @@ export const runModeQuery = z.object({
 export const runIdParams = z.object({ id: z.string().describe('run id') });
 export const runnableRunsParams = z.object({ id: z.string().describe('runnable id') });
 
-export const listRunsQuery = z.object({
+/** What `RunService.list` takes: the filter with the page as numbers. */
+export const listRunsFilter = z.object({
   runnable_id: z.string().optional(),
   status: z.enum(RUN_STATUSES, { error: `status must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
-  ...pageQueryFields,
+  ...pageFields,
 });
-export type ListRunsQuery = z.input<typeof listRunsQuery>;
+export type ListRunsQuery = z.input<typeof listRunsFilter>;
+
+/** The same filter as query parameters. */
+export const listRunsQuery = listRunsFilter.extend(pageQueryFields);
 
 const runError = z.object({ code: z.string(), message: z.string() });
 

@@ -14,7 +14,7 @@ import { RunEngine, runTopic } from './run-engine';
 import { describeFailure, RunCancelled } from './run-failure';
 import { isFinished, type RunRecord, toRunView, type RunView } from './run-record';
 import { RunRepository } from './run-repository';
-import { listRunsQuery, type ListRunsQuery, RUN_MODES, runRequestSchema, type RunRequest } from './run-schemas';
+import { listRunsFilter, type ListRunsQuery, RUN_MODES, runRequestSchema, type RunRequest } from './run-schemas';
 
 /** What a submission answers: the id of an accepted async run, or the finished sync run. */
 export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
@@ -100,7 +100,7 @@ export class RunService {
 
   /** The account's runs, newest first, filtered by runnable and status. */
   async list(accountId: string, query: ListRunsQuery = {}): Promise<RunView[]> {
-    const parsed = listRunsQuery.safeParse(query);
+    const parsed = listRunsFilter.safeParse(query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
     const { runnable_id, status, limit, offset } = parsed.data;
     const records = await this.runs.find(accountId, {
