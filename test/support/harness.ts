@@ -43,13 +43,18 @@ const fastHasherModule = new ContainerModule(({ rebind }) => {
  * A Runloom on a fresh temp data dir (`options.dataDir` is ignored), for tests. Tokens are cached per account until shortly
  * before they expire, so tests pay for client creation and token signing once per account.
  */
-export async function startTestRunloom({ clock, ...options }: TestRunloomOptions = {}): Promise<TestRunloom> {
+export async function startTestRunloom(options: TestRunloomOptions = {}): Promise<TestRunloom> {
+  const { clock } = options;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
   const clockModule = clock && new ContainerModule(({ rebind }) => {
     rebind(Clock).toConstantValue(clock);
   });
   const modules = [fastHasherModule, ...(clockModule ? [clockModule] : []), ...(options.modules ?? [])];
-  const start = (): Promise<Runloom> => createRunloom({ ...options, dataDir, modules });
+  // Read `options` at each start: a test may change them between starts to restart differently.
+  const start = (): Promise<Runloom> => {
+    const { clock: _clock, ...runloomOptions } = options;
+    return createRunloom({ ...runloomOptions, dataDir, modules });
+  };
   const closeRunloom = (): Promise<void> => (clock ? clock.advanceUntil(runloom.close()) : runloom.close());
   const nowMs = (): number => (clock ? clock.now().getTime() : Date.now());
   let runloom: Runloom;
