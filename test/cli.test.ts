@@ -166,9 +166,20 @@ describe('runloom CLI', function () {
     const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
       [['serve', '--port', '0', '--no-such-flag'], {}, 2, /Unknown option '--no-such-flag'/],
       [['serve', '--port', 'eighty'], {}, 2, /--port must be a whole number from 0 to 65535, got 'eighty'/],
-      [['serve'], { RUNLOOM_TOKEN_TTL_SECONDS: 'soon' }, 2, /--token-ttl-seconds must be a whole number/],
+      [['serve'], { RUNLOOM_TOKEN_TTL_SECONDS: 'soon' }, 2, /^runloom: RUNLOOM_TOKEN_TTL_SECONDS must be a whole number from 1 to \d+, got 'soon'\n$/],
+      [['serve'], { RUNLOOM_ALLOW_PRIVATE_NETWORK: 'maybe' }, 2, /RUNLOOM_ALLOW_PRIVATE_NETWORK must be true or false/],
       [['launch'], {}, 2, /unknown command 'launch'/],
+      [['client'], {}, 2, /'runloom client' needs a subcommand: create/],
+      [['client', 'delete'], {}, 2, /unknown command 'client delete'/],
+      [['help', 'launch'], {}, 2, /no help for 'launch'/],
       [['serve', '--help'], {}, 0, /--bootstrap-client ACCOUNT:CLIENT_ID:SECRET/],
+      [['serve', '-h'], {}, 0, /^Usage: runloom serve/],
+      [['help', 'serve'], {}, 0, /^Usage: runloom serve/],
+      [['client', 'create', '--help'], {}, 0, /^Usage: runloom client create --account ACCOUNT/],
+      [['help', 'client', 'create'], {}, 0, /stop a server running on the data dir first/],
+      [['client', '--help'], {}, 0, /^Usage: runloom client <subcommand>/],
+      [['help'], {}, 0, /runloom help <command>/],
+      [['--help'], {}, 0, /serve +start the HTTP server/],
     ];
     await Promise.all(
       cases.map(async ([args, env, code, message]) => {
@@ -177,6 +188,40 @@ describe('runloom CLI', function () {
         assert.match(code === 0 ? cli.stdout() : cli.stderr(), message);
       }),
     );
+  });
+
+  it('refuses an unusable --data-dir in one line, exit 2, naming the flag or the variable', async () => {
+    const file = path.join(dataDir, 'not-a-folder');
+    fs.writeFileSync(file, '');
+    for (const [args, env, message] of [
+      [['serve', '--port', '0', '--data-dir', file], {}, `runloom: --data-dir must be a folder, not a file, got '${file}'\n`],
+      [['client', 'create', '--account', 'a', '--data-dir', path.join(file, 'db')], {}, `runloom: --data-dir cannot be created: ${file} is a file, got '${path.join(file, 'db')}'\n`],
+      [['serve', '--port', '0'], { RUNLOOM_DATA_DIR: file }, `runloom: RUNLOOM_DATA_DIR must be a folder, not a file, got '${file}'\n`],
+    ] as Array<[string[], Record<string, string>, string]>) {
+      const cli = runCli(args, env);
+      assert.equal(await cli.exited, 2, args.join(' '));
+      assert.equal(cli.stderr(), message);
+    }
+  });
+
+  it('client create on a data dir a running server holds says to stop it or use --bootstrap-client, exit 2, no stack', async () => {
+    const server = serve();
+    await listeningUrl(server);
+    const create = runCli(['client', 'create', '--account', 'acct-held', '--data-dir', dataDir]);
+    assert.equal(await create.exited, 2, create.stderr());
+    assert.equal(create.stdout(), '');
+    assert.match(create.stderr(), new RegExp(`^runloom: the data dir ${dataDir} is in use by another runloom \\(process ${server.child.pid}\\): stop that server first`));
+    assert.match(create.stderr(), /--bootstrap-client ACCOUNT:CLIENT_ID:SECRET/);
+    assert.doesNotMatch(create.stderr(), /\n\s+at /, 'a stack trace');
+
+    const second = runCli(['serve', '--port', '0', '--data-dir', dataDir]);
+    assert.equal(await second.exited, 2, second.stderr());
+    assert.match(second.stderr(), /is in use by another runloom .*: stop it first, or give this server another --data-dir/);
+
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0, server.stderr());
+    const after = runCli(['client', 'create', '--account', 'acct-held', '--data-dir', dataDir]);
+    assert.equal(await after.exited, 0, after.stderr());
   });
 
   it('client create prints credentials that the server then accepts', async () => {

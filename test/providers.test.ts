@@ -273,10 +273,66 @@ describe('LLM provider configurations (HTTP)', () => {
       );
     });
 
-    it('drops unknown credential fields instead of storing them unmasked', async () => {
-      const response = await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY, password: 'hunter2-secret' }, extra: 1 });
+    const accepted: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['openai', { api_key: OPENAI_KEY, apiKey: 'x' }, /openai credentials are \{api_key, base_url\?\}/],
+      ['groq', { api_key: 'gsk-1234', organization: 'o' }, /groq credentials are \{api_key, base_url\?\}/],
+      ['azure-openai', { api_key: 'k-1234', resource_name: 'r', deployment: 'd' }, /azure-openai credentials are \{api_key, resource_name \| base_url, api_version\?\}/],
+      [
+        'aws-bedrock',
+        { region: 'us-east-1', api_key: 'k-1234', profile: 'p' },
+        /aws-bedrock credentials are \{region, access_key_id, secret_access_key, session_token\?, base_url\?\} or \{region, api_key, base_url\?\}/,
+      ],
+    ];
+    for (const [provider, credentials, message] of accepted) {
+      it(`refuses an unknown ${provider} credential field with 400 naming the fields ${provider} takes`, async () => {
+        const unknown = Object.keys(credentials).at(-1)!;
+        const response = await put(app, provider, { enabled: true, credentials });
+        assert.equal(response.status, 400);
+        const error = (await response.json()) as { error: string; details: { path: string; message: string }[] };
+        assert.match(error.error, new RegExp(`^invalid ${provider} credentials: credentials\\.${unknown}: unknown field; `));
+        assert.match(error.error, message);
+        assert.deepEqual(error.details.map((detail) => detail.path), [`credentials.${unknown}`]);
+        assert.match(error.details[0]!.message, message);
+        assert.deepEqual(await list(app), [], 'nothing was stored');
+      });
+    }
+
+    it('names the accepted fields for a field of the wrong type too, without echoing any value', async () => {
+      const response = await put(app, 'openai', { enabled: true, credentials: { api_key: 42, password: 'hunter2-secret' } });
+      assert.equal(response.status, 400);
+      const text = await response.text();
+      assert.match(text, /api_key must be a string/);
+      assert.match(text, /openai credentials are \{api_key, base_url\?\}/);
+      assert.ok(!text.includes('hunter2'));
+    });
+
+    it('refuses unknown fields in a disabled entry too, which may otherwise hold {}', async () => {
+      const response = await put(app, 'mistral', { enabled: false, credentials: { token: 't' } });
+      assert.equal(response.status, 400);
+      assert.match(((await response.json()) as { error: string }).error, /credentials\.token: unknown field; mistral credentials are/);
+    });
+
+    it('refuses a base_url beside credentials with 400 saying it belongs inside them', async () => {
+      const response = await put(app, 'openai', { enabled: true, base_url: 'http://127.0.0.1:9999/v1', credentials: { api_key: OPENAI_KEY } });
+      assert.equal(response.status, 400);
+      const error = (await response.json()) as { error: string; details: { path: string; message: string }[] };
+      assert.match(error.error, /^base_url belongs inside credentials: \{"enabled": true, "credentials": \{"base_url": …\}\}/);
+      assert.deepEqual(error.details, [{ path: 'base_url', message: 'base_url belongs inside credentials' }]);
+      const keyOutside = await put(app, 'groq', { enabled: true, api_key: 'gsk-do-not-echo' });
+      assert.equal(keyOutside.status, 400);
+      const text = await keyOutside.text();
+      assert.match(text, /api_key belongs inside credentials/);
+      assert.ok(!text.includes('gsk-do-not-echo'));
+      await assert.rejects(
+        app.runloom.providers.put('acct-a', 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY }, base_url: 'https://x.example' } as never),
+        /base_url belongs inside credentials/,
+      );
+      assert.deepEqual(await list(app), [], 'nothing was stored');
+    });
+
+    it('ignores other fields beside enabled and credentials', async () => {
+      const response = await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY }, extra: 1 });
       assert.equal(response.status, 201);
-      assert.ok(!(await response.text()).includes('hunter2'));
       assert.deepEqual(await app.runloom.providers.getCredentials('acct-a', 'openai'), { api_key: OPENAI_KEY });
     });
 

@@ -1,6 +1,7 @@
 export * from './ports';
 export * from './config';
 export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
+export { RunloomOptionsError } from './runloom-options';
 // The inversify the core is built with: a host's `modules` must come from this copy of it.
 export { ContainerModule } from 'inversify';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';

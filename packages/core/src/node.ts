@@ -6,7 +6,7 @@
 export { platformModule } from './adapters/platform-module';
 export { MemoryDatabase } from './adapters/memory/memory-database';
 export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
-export { openSqlJsDatabase, SqlJsDatabase, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
+export { openSqlJsDatabase, SqlJsDatabase, StoreLockedError, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
 export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';

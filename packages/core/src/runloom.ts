@@ -27,6 +27,8 @@ import { Router } from './http/router';
 import { Database } from './ports/database';
 import { EventBus } from './ports/event-bus';
 import { JobQueue } from './ports/job-queue';
+import { Logger } from './ports/logger';
+import { parseRunloomOptions } from './runloom-options';
 
 export interface CreateRunloomOptions extends Partial<RunloomConfig> {
   /**
@@ -122,34 +124,85 @@ export class Runloom {
 
   /** Stops background work, then flushes and closes the store. Safe to call more than once. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      for (const lifecycle of [...this.lifecycles].reverse()) await lifecycle.stop?.();
-      await this.container.get<JobQueue>(JobQueue).stop();
-      await this.container.get<EventBus>(EventBus).close();
-      await this.container.get<Database>(Database).close();
-    })();
+    this.closing ??= stopStarted(this.container, { lifecycles: this.lifecycles, queue: true, database: true }).then((errors) => {
+      if (errors.length > 0) throw errors[0];
+    });
     return this.closing;
   }
 }
 
+/**
+ * Validates `options` (a bad one is a `RunloomOptionsError` naming it), opens the store, applies
+ * every migration and starts every `Lifecycle` and the job queue. When any of that throws, what was
+ * already started is stopped and the store closed (releasing the data dir's lock) before the error
+ * is rethrown, so the same data dir can be opened again in this process.
+ */
 export async function createRunloom(options: CreateRunloomOptions = {}): Promise<Runloom> {
-  const { modules = [], ...overrides } = options;
-  const config: RunloomConfig = { ...defaultConfig, ...stripUndefined(overrides) };
+  const { overrides, modules } = parseRunloomOptions(options);
+  const config: RunloomConfig = { ...defaultConfig, ...overrides };
   const container = new Container({ defaultScope: 'Singleton' });
   container.bind(RunloomConfig).toConstantValue(config);
-  await container.loadAsync(platformModule, httpModule, ...featureModules, ...modules);
+  const started: Started = { lifecycles: [], queue: false, database: false };
+  try {
+    await container.loadAsync(platformModule, httpModule, ...featureModules, ...modules);
+    const database = await container.getAsync<Database>(Database);
+    started.database = true;
+    const migrations = container.isBound(Migrations) ? container.getAll<Migrations>(Migrations).flat() : [];
+    await database.migrate(migrations);
 
-  const database = await container.getAsync<Database>(Database);
-  const migrations = container.isBound(Migrations) ? container.getAll<Migrations>(Migrations).flat() : [];
-  await database.migrate(migrations);
-
-  const lifecycles = container.isBound(Lifecycle) ? await container.getAllAsync<Lifecycle>(Lifecycle) : [];
-  for (const lifecycle of lifecycles) await lifecycle.start?.();
-  await container.get<JobQueue>(JobQueue).start();
-  const router = await container.getAsync<Router>(Router);
-  return new Runloom(container, config, router, lifecycles);
+    const lifecycles = container.isBound(Lifecycle) ? await container.getAllAsync<Lifecycle>(Lifecycle) : [];
+    for (const lifecycle of lifecycles) {
+      // Listed before it starts: one that throws halfway may have started part of its work.
+      started.lifecycles.push(lifecycle);
+      await lifecycle.start?.();
+    }
+    started.queue = true;
+    await container.get<JobQueue>(JobQueue).start();
+    const router = await container.getAsync<Router>(Router);
+    return new Runloom(container, config, router, lifecycles);
+  } catch (error) {
+    const errors = await stopStarted(container, started);
+    if (errors.length > 0) logCleanupErrors(container, errors);
+    throw error;
+  }
 }
 
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+/** What `createRunloom` has started so far, i.e. what stopping must undo. */
+interface Started {
+  lifecycles: Lifecycle[];
+  queue: boolean;
+  database: boolean;
+}
+
+/**
+ * Stops the lifecycles in reverse start order, then the job queue and the event bus, then closes the
+ * store. Every step runs even when an earlier one fails (a store left open keeps the data dir
+ * locked); the failures are answered.
+ */
+async function stopStarted(container: Container, started: Started): Promise<unknown[]> {
+  const errors: unknown[] = [];
+  const attempt = async (step: () => Promise<void> | undefined): Promise<void> => {
+    try {
+      await step();
+    } catch (error) {
+      errors.push(error);
+    }
+  };
+  for (const lifecycle of [...started.lifecycles].reverse()) await attempt(() => lifecycle.stop?.());
+  if (started.queue) await attempt(() => container.get<JobQueue>(JobQueue).stop());
+  if (started.database) {
+    await attempt(() => container.get<EventBus>(EventBus).close());
+    await attempt(() => container.get<Database>(Database).close());
+  }
+  return errors;
+}
+
+/** Failures while undoing a failed start: logged, since the error the caller sees is the start's. */
+function logCleanupErrors(container: Container, errors: unknown[]): void {
+  try {
+    const logger = container.get<Logger>(Logger);
+    for (const error of errors) logger.error({ error: error instanceof Error ? error.message : String(error) }, 'stopping after a failed start failed');
+  } catch {
+    // No logger to tell: the start's own error is still thrown.
+  }
 }

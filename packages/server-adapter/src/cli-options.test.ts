@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { parseClientCreateOptions, parseServeOptions, SERVE_USAGE, UsageError } from './cli-options';
+import { CLIENT_CREATE_USAGE, dataDirProblem, parseClientCreateOptions, parseServeOptions, SERVE_USAGE, UsageError } from './cli-options';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -14,8 +16,8 @@ describe('runloom serve options', () => {
         dataDir: path.resolve('.runloom-data'),
         databaseUrl: undefined,
         bootstrapClients: [],
-        allowPrivateNetwork: undefined,
         egressAllow: [],
+        allowPrivateNetwork: undefined,
         basePath: undefined,
         tokenTtlSeconds: undefined,
         callbackMaxAttempts: undefined,
@@ -31,12 +33,11 @@ describe('runloom serve options', () => {
     });
   });
 
-  it('reads every flag of DESIGN 2.1', () => {
+  it('reads every flag of runloom serve', () => {
     const options = parseServeOptions(
       [
         '--host', '0.0.0.0', '--port', '0', '--data-dir', '/tmp/d', '--database-url', 'postgres://u@db/x',
         '--bootstrap-client', 'acct-a:c1:s:with:colons', '--bootstrap-client', 'acct-b:c2:s2', '--allow-private-network',
-        '--egress-allow', 'llm.lan:8000', '--egress-allow', '10.0.0.7',
         '--base-path', '/api/', '--token-ttl-seconds', '60', '--callback-max-attempts', '3',
         '--callback-initial-backoff-ms', '10', '--rate-limit', '0', '--secret-key', KEY, '--blob-store', '/tmp/blobs',
         '--json-body-limit-bytes', '2048', '--upload-limit-bytes', '4096', '--run-concurrency', '4', '--run-concurrency-per-account', '2',
@@ -52,8 +53,8 @@ describe('runloom serve options', () => {
         dataDir: '/tmp/d',
         databaseUrl: 'postgres://u@db/x',
         bootstrapClients: ['acct-a:c1:s:with:colons', 'acct-b:c2:s2'],
+        egressAllow: [],
         allowPrivateNetwork: true,
-        egressAllow: ['llm.lan:8000', '10.0.0.7'],
         basePath: '/api',
         tokenTtlSeconds: 60,
         callbackMaxAttempts: 3,
@@ -78,9 +79,8 @@ describe('runloom serve options', () => {
       RUNLOOM_BASE_PATH: '/env',
       RUNLOOM_BOOTSTRAP_CLIENTS: 'acct-a:c1:env-secret, acct-b:c2:s2',
       RUNLOOM_METRICS_TOKEN: 'env-metrics-token',
-      RUNLOOM_EGRESS_ALLOW: 'llm.lan:8000, [fd00::7]:11434',
     };
-    const options = parseServeOptions(['--port', '0', '--bootstrap-client', 'acct-a:c1:flag-secret', '--egress-allow', '127.0.0.1:9000'], env)!;
+    const options = parseServeOptions(['--port', '0', '--bootstrap-client', 'acct-a:c1:flag-secret'], env)!;
     assert.equal(options.host, '::1');
     assert.equal(options.port, 0);
     assert.equal(options.runloom.tokenTtlSeconds, 120);
@@ -89,19 +89,16 @@ describe('runloom serve options', () => {
     assert.equal(options.runloom.metricsToken, 'env-metrics-token');
     // Upserted in order, so the flag's secret is the one c1 ends with.
     assert.deepEqual(options.runloom.bootstrapClients, ['acct-a:c1:env-secret', 'acct-b:c2:s2', 'acct-a:c1:flag-secret']);
-    // Both add destinations: the variable's and the flags'.
-    assert.deepEqual(options.runloom.egressAllow, ['llm.lan:8000', '[fd00::7]:11434', '127.0.0.1:9000']);
   });
 
   it('answers --help with undefined and documents every flag with its variable', () => {
     assert.equal(parseServeOptions(['--help'], {}), undefined);
-    for (const flag of ['--host', '--port', '--data-dir', '--database-url', '--bootstrap-client', '--allow-private-network', '--egress-allow', '--base-path',
+    for (const flag of ['--host', '--port', '--data-dir', '--database-url', '--bootstrap-client', '--allow-private-network', '--base-path',
       '--token-ttl-seconds', '--callback-max-attempts', '--callback-initial-backoff-ms', '--rate-limit', '--secret-key', '--blob-store',
       '--json-body-limit-bytes', '--upload-limit-bytes', '--run-concurrency', '--run-concurrency-per-account', '--metrics-token']) {
       assert.ok(SERVE_USAGE.includes(flag), flag);
     }
     assert.ok(SERVE_USAGE.includes('RUNLOOM_BOOTSTRAP_CLIENTS'));
-    assert.ok(SERVE_USAGE.includes('RUNLOOM_EGRESS_ALLOW, comma-separated'));
     assert.ok(SERVE_USAGE.includes('RUNLOOM_CALLBACK_INITIAL_BACKOFF_MS'));
     assert.ok(SERVE_USAGE.includes('RUNLOOM_METRICS_TOKEN'));
   });
@@ -112,19 +109,30 @@ describe('runloom serve options', () => {
     ['a positional argument', ['extra'], {}, /Unexpected argument 'extra'/],
     ['a port that is not a number', ['--port', 'http'], {}, /--port must be a whole number from 0 to 65535/],
     ['a port out of range', ['--port', '70000'], {}, /--port must be/],
-    ['a bad port in the environment', [], { RUNLOOM_PORT: '-1' }, /--port must be/],
+    ['a bad port in the environment, naming the variable', [], { RUNLOOM_PORT: '-1' }, /^RUNLOOM_PORT must be a whole number from 0 to 65535, got '-1'$/],
+    ['a bad token lifetime in the environment', [], { RUNLOOM_TOKEN_TTL_SECONDS: 'soon' }, /^RUNLOOM_TOKEN_TTL_SECONDS must be a whole number/],
+    ['an empty host in the environment', [], { RUNLOOM_HOST: ' ' }, /^RUNLOOM_HOST must not be empty/],
+    ['a bad database URL in the environment', [], { RUNLOOM_DATABASE_URL: 'mysql://x' }, /^RUNLOOM_DATABASE_URL must be a postgres:\/\/ URL/],
     ['a zero token lifetime', ['--token-ttl-seconds', '0'], {}, /--token-ttl-seconds must be a whole number from 1/],
     ['a negative rate limit', ['--rate-limit=-5'], {}, /--rate-limit must be a number ≥ 0/],
-    ['a malformed bootstrap client', ['--bootstrap-client', 'acct-a:only-id'], {}, /ACCOUNT:CLIENT_ID:SECRET/],
+    ['a malformed bootstrap client', ['--bootstrap-client', 'acct-a:only-id'], {}, /^--bootstrap-client \(entry 1\) must be ACCOUNT:CLIENT_ID:SECRET/],
+    [
+      'a malformed bootstrap client in the environment, naming the variable and the entry',
+      ['--bootstrap-client', 'a:b:c'],
+      { RUNLOOM_BOOTSTRAP_CLIENTS: 'acct-a:c1:s1,acct-b:c2' },
+      /^RUNLOOM_BOOTSTRAP_CLIENTS \(entry 2\) must be ACCOUNT:CLIENT_ID:SECRET/,
+    ],
     ['a base path without a leading slash', ['--base-path', 'api'], {}, /--base-path must look like \/prefix/],
     ['a secret key of the wrong size', ['--secret-key', Buffer.alloc(16).toString('base64')], {}, /32 bytes in base64/],
+    ['an egress allow entry that is not host[:port]', ['--egress-allow', 'http://llm.lan/v1'], {}, /^--egress-allow must .*'http:\/\/llm\.lan\/v1' is not host\[:port\]|^--egress-allow.*not host\[:port\]/],
+    ['an egress allow port out of range, naming the variable', [], { RUNLOOM_EGRESS_ALLOW: 'llm.lan:99999' }, /^RUNLOOM_EGRESS_ALLOW.*port must be from 1 to 65535/],
     ['a metrics token with a space', ['--metrics-token', 'two words'], {}, /--metrics-token must be 1–1024 visible ASCII/],
-    ['an empty metrics token in the environment', [], { RUNLOOM_METRICS_TOKEN: '' }, /--metrics-token must be/],
+    ['an empty metrics token in the environment', [], { RUNLOOM_METRICS_TOKEN: '' }, /^RUNLOOM_METRICS_TOKEN must be/],
     ['a database URL that is not PostgreSQL', ['--database-url', 'mysql://x'], {}, /postgres:\/\//],
     ['a boolean variable that is not one', [], { RUNLOOM_ALLOW_PRIVATE_NETWORK: 'maybe' }, /RUNLOOM_ALLOW_PRIVATE_NETWORK must be true or false/],
-    ['an egress allow entry that is not host[:port]', ['--egress-allow', 'http://llm.lan/v1'], {}, /--egress-allow: egress allow entry #1 is invalid: 'http:\/\/llm\.lan\/v1' is not host\[:port\]/],
-    ['an egress allow port out of range', [], { RUNLOOM_EGRESS_ALLOW: 'llm.lan:99999' }, /--egress-allow: .*port must be from 1 to 65535/],
-    ['an S3 blob store, which this build lacks', ['--blob-store', 's3://bucket/prefix'], {}, /only a local folder/],
+    ['an S3 blob store, which this build lacks', ['--blob-store', 's3://bucket/prefix'], {}, /--blob-store must be a local folder/],
+    ['an S3 endpoint, which this build lacks', ['--s3-endpoint', 'https://s3.example.com'], {}, /--s3-endpoint is not supported/],
+    ['an S3 endpoint in the environment', [], { RUNLOOM_S3_ENDPOINT: 'https://s3.example.com' }, /^RUNLOOM_S3_ENDPOINT is not supported/],
   ];
   for (const [what, args, env, message] of refused) {
     it(`refuses ${what} with a UsageError saying what to fix`, () => {
@@ -132,11 +140,94 @@ describe('runloom serve options', () => {
     });
   }
 
-  it('never repeats a bootstrap secret in its error', () => {
-    assert.throws(
-      () => parseServeOptions(['--bootstrap-client', 'acct-a::super-secret'], {}),
-      (error: unknown) => error instanceof UsageError && !error.message.includes('super-secret'),
-    );
+  it('never repeats a secret in its error', () => {
+    for (const [args, env, secret] of [
+      [['--bootstrap-client', 'acct-a::super-secret'], {}, 'super-secret'],
+      [[], { RUNLOOM_BOOTSTRAP_CLIENTS: 'acct-a::env-secret' }, 'env-secret'],
+      [['--secret-key', 'c2hvcnQtc2VjcmV0'], {}, 'c2hvcnQtc2VjcmV0'],
+      [['--metrics-token', 'has a space'], {}, 'has a space'],
+    ] as Array<[string[], Record<string, string>, string]>) {
+      assert.throws(
+        () => parseServeOptions(args, env),
+        (error: unknown) => error instanceof UsageError && !error.message.includes(secret),
+      );
+    }
+  });
+
+  it('answers -h like --help, and leaves features this build lacks out of the help', () => {
+    assert.equal(parseServeOptions(['-h'], {}), undefined);
+    assert.ok(!SERVE_USAGE.includes('s3'), 'the help offers S3, which this build lacks');
+    assert.match(SERVE_USAGE, /--token-ttl-seconds N\n.*\(default 3600\) \[RUNLOOM_TOKEN_TTL_SECONDS\]/);
+  });
+
+  it('accepts every flag its help shows, and each one reaches the options', () => {
+    // A value each flag accepts, and where it lands; a flag added to the table needs a line here.
+    const samples: Record<string, [string[], (options: NonNullable<ReturnType<typeof parseServeOptions>>) => unknown, unknown]> = {
+      '--host': [['::1'], (o) => o.host, '::1'],
+      '--port': [['0'], (o) => o.port, 0],
+      '--data-dir': [['/tmp/sample-dir'], (o) => o.runloom.dataDir, '/tmp/sample-dir'],
+      '--database-url': [['postgres://db/x'], (o) => o.runloom.databaseUrl, 'postgres://db/x'],
+      '--bootstrap-client': [['a:b:c'], (o) => o.runloom.bootstrapClients, ['a:b:c']],
+      '--allow-private-network': [[], (o) => o.runloom.allowPrivateNetwork, true],
+      '--egress-allow': [['llm.lan:8000'], (o) => o.runloom.egressAllow, ['llm.lan:8000']],
+      '--base-path': [['/x'], (o) => o.runloom.basePath, '/x'],
+      '--token-ttl-seconds': [['5'], (o) => o.runloom.tokenTtlSeconds, 5],
+      '--rate-limit': [['2.5'], (o) => o.runloom.rateLimit, 2.5],
+      '--callback-max-attempts': [['2'], (o) => o.runloom.callbackMaxAttempts, 2],
+      '--callback-initial-backoff-ms': [['0'], (o) => o.runloom.callbackInitialBackoffMs, 0],
+      '--json-body-limit-bytes': [['10'], (o) => o.runloom.jsonBodyLimitBytes, 10],
+      '--upload-limit-bytes': [['11'], (o) => o.runloom.uploadLimitBytes, 11],
+      '--run-concurrency': [['3'], (o) => o.runloom.runConcurrency, 3],
+      '--run-concurrency-per-account': [['1'], (o) => o.runloom.runConcurrencyPerAccount, 1],
+      '--blob-store': [['/tmp/sample-blobs'], (o) => o.blobStore, '/tmp/sample-blobs'],
+      '--secret-key': [[KEY], (o) => o.runloom.secretKey, KEY],
+      '--metrics-token': [['m-token'], (o) => o.runloom.metricsToken, 'm-token'],
+    };
+    const shown = [...SERVE_USAGE.matchAll(/^ {2}--([a-z-]+)/gm)].map((match) => `--${match[1]}`).filter((flag) => flag !== '--help');
+    assert.deepEqual(shown.sort(), Object.keys(samples).sort(), 'the help and the samples list different flags');
+    for (const flag of shown) {
+      const [value, read, expected] = samples[flag]!;
+      assert.deepEqual(read(parseServeOptions([flag, ...value], {})!), expected, flag);
+      const variable = `RUNLOOM_${flag.slice(2).toUpperCase().replace(/-/g, '_')}`;
+      const fromEnv = flag === '--bootstrap-client' ? 'RUNLOOM_BOOTSTRAP_CLIENTS' : variable;
+      assert.ok(SERVE_USAGE.includes(`[${fromEnv}`), `${flag} does not name ${fromEnv}`);
+      assert.deepEqual(read(parseServeOptions([], { [fromEnv]: value[0] ?? 'true' })!), expected, fromEnv);
+    }
+  });
+
+  describe('an unusable data dir', () => {
+    let scratch: string;
+    beforeEach(() => {
+      scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-cli-'));
+    });
+    afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+    it('refuses a file, or a path under one, naming the flag or the variable, creating nothing', () => {
+      const file = path.join(scratch, 'a-file');
+      fs.writeFileSync(file, '');
+      const refused = (parse: () => unknown, message: string): void => {
+        assert.throws(parse, (error: unknown) => error instanceof UsageError && error.message === message);
+      };
+      refused(() => parseServeOptions(['--data-dir', file], {}), `--data-dir must be a folder, not a file, got '${file}'`);
+      refused(() => parseServeOptions([], { RUNLOOM_DATA_DIR: file }), `RUNLOOM_DATA_DIR must be a folder, not a file, got '${file}'`);
+      const under = path.join(file, 'sub', 'dir');
+      refused(() => parseClientCreateOptions(['--account', 'a', '--data-dir', under], {}), `--data-dir cannot be created: ${file} is a file, got '${under}'`);
+      assert.deepEqual(fs.readdirSync(scratch), ['a-file']);
+    });
+
+    it('accepts a folder that does not exist yet under a writable one', () => {
+      const dir = path.join(scratch, 'new', 'data');
+      assert.equal(parseServeOptions(['--data-dir', dir], {})?.runloom.dataDir, dir);
+      assert.equal(fs.existsSync(path.join(scratch, 'new')), false);
+    });
+
+    it('refuses a folder this user cannot write to', function () {
+      if (process.getuid?.() === 0) this.skip(); // root writes everywhere
+      const locked = path.join(scratch, 'locked');
+      fs.mkdirSync(locked, { mode: 0o500 });
+      assert.match(dataDirProblem(locked)!, /must be a folder this user can write to/);
+      assert.match(dataDirProblem(path.join(locked, 'sub'))!, /cannot be created: .*locked is not writable/);
+    });
   });
 });
 
@@ -148,5 +239,14 @@ describe('runloom client create options', () => {
       runloom: { dataDir: '/tmp/env-dir', databaseUrl: undefined },
     });
     assert.equal(parseClientCreateOptions(['--account', 'a', '--data-dir', '/tmp/flag'], { RUNLOOM_DATA_DIR: '/tmp/env' })?.runloom.dataDir, '/tmp/flag');
+  });
+
+  it('has a help of its own that says what to do when a server holds the data dir', () => {
+    assert.equal(parseClientCreateOptions(['--help'], {}), undefined);
+    for (const flag of ['--account ACCOUNT', '--data-dir DIR', '--database-url URL', '[RUNLOOM_DATA_DIR]', '--bootstrap-client']) {
+      assert.ok(CLIENT_CREATE_USAGE.includes(flag), flag);
+    }
+    assert.ok(!CLIENT_CREATE_USAGE.includes('--port'));
+    assert.throws(() => parseClientCreateOptions(['--account', 'a', '--port', '1'], {}), /Unknown option '--port'/);
   });
 });

@@ -1,79 +1,287 @@
+import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseBootstrapClients, type CreateRunloomOptions } from '@runloom/core';
+import { z } from 'zod';
+import { defaultConfig, parseBootstrapClients, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
 import { parseEgressAllow } from '@runloom/core/node';
 
-/** A command line the user must fix: the CLI prints the message and exits 2. */
+/**
+ * A command line the user must fix: the CLI prints the message and exits 2, with a pointer to
+ * `--help` when `showHelp` (an unknown command or flag; a bad value's message says what to fix).
+ */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+
+  constructor(
+    message: string,
+    readonly showHelp = true,
+  ) {
+    super(message);
+  }
 }
 
 type Env = Record<string, string | undefined>;
+export type Command = 'serve' | 'client create';
 
-interface FlagSpec {
-  type: 'string' | 'boolean';
-  multiple?: boolean;
-  /** Shown in `--help` after the flag name. */
+/**
+ * One row per flag: everything the CLI knows about it. The flag is `--<key>`; it is read from the
+ * command line, else from its environment variables, else from `default`. The raw text goes
+ * through `schema`, and the result to `createRunloom`'s option `option` (or the command's own
+ * options, under `own`). Help and error messages are generated from the row.
+ */
+interface FlagRow {
+  commands: readonly Command[];
+  /** Placeholder of the value in `--help`; absent for a switch (`--flag` alone means true). */
   value?: string;
   help: string;
-  /** Has no `RUNLOOM_*` counterpart. */
-  noEnv?: boolean;
+  /** The text `--help` shows as the default; taken from the core's `defaultConfig` when omitted. */
+  shownDefault?: string;
+  /** Applied when neither the flag nor the environment gives a value. */
+  default?: string;
+  /** Repeatable: environment entries (comma-separated) come first, then each flag's. */
+  repeatable?: boolean;
+  /** Its environment variables; `RUNLOOM_<FLAG>` unless given, none for `[]`. */
+  env?: readonly string[];
+  /** Its value is a credential: an error never repeats it. */
+  secret?: boolean;
+  /** Refused with its own message but left out of `--help`: a feature this build does not have. */
+  hidden?: boolean;
+  /** Checks and converts the raw text (a list of texts when repeatable). */
+  schema: z.ZodType;
+  /** Where the value goes. */
+  to: { option: keyof RunloomConfig } | { own: string };
 }
 
-/** Every flag of `runloom serve` (DESIGN 2.1 and 2.8); each is also `RUNLOOM_<FLAG>` in the environment. */
-const SERVE_FLAGS = {
-  host: { type: 'string', value: 'HOST', help: 'interface to listen on (default 127.0.0.1)' },
-  port: { type: 'string', value: 'PORT', help: 'port to listen on; 0 picks a free one (default 8787)' },
-  'data-dir': { type: 'string', value: 'DIR', help: 'folder of the embedded store, blobs and keys (default ./.runloom-data)' },
-  'database-url': { type: 'string', value: 'URL', help: 'a postgres:// URL selects PostgreSQL (default: sql.js file in the data dir)' },
+// What the schemas say starts with the flag's name: `--port must be …`, `RUNLOOM_PORT must be …`.
+const text = z.string().trim().min(1, 'must not be empty');
+
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return z
+    .string()
+    .regex(/^\s*\d+\s*$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .refine((value) => Number.isSafeInteger(value) && value >= min && value <= max, `must be a whole number from ${min} to ${max}`);
+}
+
+const nonNegativeNumber = z
+  .string()
+  .refine((value) => value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0, 'must be a number ≥ 0')
+  .transform(Number);
+
+/** `--flag` alone is 'true'; a variable says true/false, 1/0, yes/no or on/off; empty is unset. */
+const onOff = z
+  .string()
+  .regex(/^(1|true|yes|on|0|false|no|off|)$/i, 'must be true or false')
+  .transform((value) => (value === '' ? undefined : /^(1|true|yes|on)$/i.test(value)));
+
+const postgresUrl = z
+  .string()
+  .refine((value) => value === '' || /^postgres(ql)?:\/\//i.test(value), 'must be a postgres:// URL (leave it out for the embedded sql.js store)')
+  .transform((value) => (value === '' ? undefined : value));
+
+/** The data dir, resolved; refused when it cannot be a folder this process writes to. */
+const dataDir = text.transform((value) => path.resolve(value)).superRefine((dir, context) => {
+  const problem = dataDirProblem(dir);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+});
+
+const FLAGS = {
+  account: {
+    commands: ['client create'],
+    value: 'ACCOUNT',
+    help: 'account the new client belongs to (required)',
+    env: [],
+    schema: text,
+    to: { own: 'account' },
+  },
+  host: {
+    commands: ['serve'],
+    value: 'HOST',
+    help: 'interface to listen on',
+    default: '127.0.0.1',
+    schema: text,
+    to: { own: 'host' },
+  },
+  port: {
+    commands: ['serve'],
+    value: 'PORT',
+    help: 'port to listen on; 0 picks a free one',
+    default: '8787',
+    schema: wholeNumber(0, 65535),
+    to: { own: 'port' },
+  },
+  'data-dir': {
+    commands: ['serve', 'client create'],
+    value: 'DIR',
+    help: 'folder of the embedded store, blobs and keys',
+    default: './.runloom-data',
+    schema: dataDir,
+    to: { option: 'dataDir' },
+  },
+  'database-url': {
+    commands: ['serve', 'client create'],
+    value: 'URL',
+    help: 'a postgres:// URL selects PostgreSQL for records and the job queue',
+    shownDefault: 'sql.js in the data dir',
+    schema: postgresUrl,
+    to: { option: 'databaseUrl' },
+  },
   'bootstrap-client': {
-    type: 'string',
-    multiple: true,
+    commands: ['serve'],
     value: 'ACCOUNT:CLIENT_ID:SECRET',
     help: 'create or update this client at start; repeatable',
+    shownDefault: 'none',
+    repeatable: true,
+    env: ['RUNLOOM_BOOTSTRAP_CLIENTS', 'RUNLOOM_BOOTSTRAP_CLIENT'],
+    secret: true,
+    schema: z.array(
+      z.string().refine((entry) => {
+        try {
+          parseBootstrapClients([entry]);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be ACCOUNT:CLIENT_ID:SECRET with none of the three empty'),
+    ),
+    to: { option: 'bootstrapClients' },
   },
   'allow-private-network': {
-    type: 'boolean',
+    commands: ['serve'],
     help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools) reach loopback, private, link-local and metadata addresses',
+    shownDefault: 'off',
+    schema: onOff,
+    to: { option: 'allowPrivateNetwork' },
   },
   'egress-allow': {
-    type: 'string',
-    multiple: true,
+    commands: ['serve'],
     value: 'HOST[:PORT]',
     help: 'let outbound requests reach this one destination although it is not public, e.g. a self-hosted vendor at llm.lan:8000 or 10.0.0.7:11434 (no port: every port); repeatable',
+    shownDefault: 'none',
+    repeatable: true,
+    schema: z.array(z.string()).superRefine((entries, context) => {
+      try {
+        parseEgressAllow(entries);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+    to: { option: 'egressAllow' },
   },
-  'base-path': { type: 'string', value: 'PATH', help: 'prefix of every route, e.g. /api (default none)' },
-  'token-ttl-seconds': { type: 'string', value: 'N', help: 'lifetime of access tokens (default 3600)' },
-  'callback-max-attempts': { type: 'string', value: 'N', help: 'deliveries of a run callback before it fails (default 8)' },
-  'callback-initial-backoff-ms': { type: 'string', value: 'MS', help: 'first callback retry delay; doubles, capped at 10 minutes (default 1000)' },
-  'rate-limit': { type: 'string', value: 'N', help: 'requests/s per account, bursts of 2×N; 0 turns it off (default 1000)' },
-  'json-body-limit-bytes': { type: 'string', value: 'N', help: 'largest JSON request body; larger ones get 413 (default 1048576)' },
-  'upload-limit-bytes': { type: 'string', value: 'N', help: 'largest resource upload; larger ones get 413 (default 1073741824)' },
-  'run-concurrency': { type: 'string', value: 'N', help: 'runs executing at once on this server (default 32)' },
-  'run-concurrency-per-account': { type: 'string', value: 'N', help: 'runs of one account executing at once (default 8)' },
+  'base-path': {
+    commands: ['serve'],
+    value: 'PATH',
+    help: 'prefix of every route, e.g. /api',
+    shownDefault: 'none',
+    // '/api/' → '/api'; '/' or '' → no prefix.
+    schema: z
+      .string()
+      .transform((value) => value.trim().replace(/\/+$/, ''))
+      .refine((value) => value === '' || /^(\/[\w.~-]+)+$/.test(value), 'must look like /prefix or /a/b (letters, digits, . _ ~ -)'),
+    to: { option: 'basePath' },
+  },
+  'token-ttl-seconds': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'lifetime of access tokens',
+    schema: wholeNumber(1),
+    to: { option: 'tokenTtlSeconds' },
+  },
+  'rate-limit': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'requests/s per account, bursts of 2×N; 0 turns it off',
+    schema: nonNegativeNumber,
+    to: { option: 'rateLimit' },
+  },
+  'callback-max-attempts': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'deliveries of a run callback before it fails',
+    schema: wholeNumber(1),
+    to: { option: 'callbackMaxAttempts' },
+  },
+  'callback-initial-backoff-ms': {
+    commands: ['serve'],
+    value: 'MS',
+    help: 'first callback retry delay; doubles, capped at 10 minutes, ±20% jitter',
+    schema: wholeNumber(0),
+    to: { option: 'callbackInitialBackoffMs' },
+  },
+  'json-body-limit-bytes': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'largest JSON request body; larger ones get 413',
+    schema: wholeNumber(1),
+    to: { option: 'jsonBodyLimitBytes' },
+  },
+  'upload-limit-bytes': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'largest resource upload; larger ones get 413',
+    schema: wholeNumber(1),
+    to: { option: 'uploadLimitBytes' },
+  },
+  'run-concurrency': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'runs executing at once on this server',
+    schema: wholeNumber(1),
+    to: { option: 'runConcurrency' },
+  },
+  'run-concurrency-per-account': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'runs of one account executing at once on this server',
+    schema: wholeNumber(1),
+    to: { option: 'runConcurrencyPerAccount' },
+  },
+  'blob-store': {
+    commands: ['serve'],
+    value: 'DIR',
+    help: 'folder of resource bytes (a local folder; S3 is not in this build)',
+    shownDefault: 'blobs/ in the data dir',
+    schema: text
+      .refine((value) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(value), 'must be a local folder: this build has no remote blob store')
+      .transform((value) => path.resolve(value)),
+    to: { own: 'blobStore' },
+  },
+  'secret-key': {
+    commands: ['serve'],
+    value: 'BASE64',
+    help: '32-byte key for encryption and URL signing; share it between instances',
+    shownDefault: 'generated into the data dir',
+    secret: true,
+    schema: z
+      .string()
+      .refine(
+        (value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
+        'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
+      ),
+    to: { option: 'secretKey' },
+  },
   'metrics-token': {
-    type: 'string',
+    commands: ['serve'],
     value: 'TOKEN',
-    help: 'the operators\' credential for GET /metrics (Authorization: Bearer TOKEN); account tokens never open it; unset: /metrics answers 403',
+    help: "the operators' credential for GET /metrics (Authorization: Bearer TOKEN); account tokens never open it",
+    shownDefault: 'none: /metrics answers 403',
+    secret: true,
+    // Visible ASCII without spaces, so it fits an Authorization header as sent.
+    schema: z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)'),
+    to: { option: 'metricsToken' },
   },
-  'secret-key': { type: 'string', value: 'BASE64', help: '32-byte key for encryption and URL signing (default: generated into the data dir)' },
-  'blob-store': { type: 'string', value: 'DIR', help: 'folder of resource bytes (default: blobs/ in the data dir)' },
-  's3-endpoint': { type: 'string', value: 'URL', help: 'endpoint of an S3-compatible blob store' },
-  help: { type: 'boolean', help: 'show this help', noEnv: true },
-} as const satisfies Record<string, FlagSpec>;
+  's3-endpoint': {
+    commands: ['serve'],
+    value: 'URL',
+    help: 'S3-compatible blob stores are not in this build',
+    hidden: true,
+    schema: z.never({ error: 'is not supported: this build has no S3-compatible blob store; use a local --blob-store folder' }),
+    to: { own: 's3Endpoint' },
+  },
+} satisfies Record<string, FlagRow>;
 
-/** Repeatable flags whose variable holds a comma-separated list. */
-const LIST_ENV: Record<string, string> = {
-  'bootstrap-client': 'RUNLOOM_BOOTSTRAP_CLIENTS, comma-separated',
-  'egress-allow': 'RUNLOOM_EGRESS_ALLOW, comma-separated',
-};
-
-const CLIENT_CREATE_FLAGS = {
-  account: { type: 'string', value: 'ACCOUNT', help: 'account the new client belongs to (required)', noEnv: true },
-  'data-dir': SERVE_FLAGS['data-dir'],
-  'database-url': SERVE_FLAGS['database-url'],
-  help: { type: 'boolean', help: 'show this help', noEnv: true },
-} as const satisfies Record<string, FlagSpec>;
+type FlagName = keyof typeof FLAGS;
+const rows = Object.entries(FLAGS) as [FlagName, FlagRow][];
 
 export interface ServeOptions {
   host: string;
@@ -88,99 +296,111 @@ export interface ClientCreateOptions {
   runloom: CreateRunloomOptions;
 }
 
-export const SERVE_USAGE = usage('runloom serve [options]', 'Starts the Runloom HTTP server.', SERVE_FLAGS);
-export const CLIENT_CREATE_USAGE = usage(
-  'runloom client create --account ACCOUNT [--data-dir DIR | --database-url URL]',
-  'Creates a service-account client and prints its client_id and client_secret (shown once).',
-  CLIENT_CREATE_FLAGS,
-);
-
 /** `runloom serve` flags over `RUNLOOM_*` variables over defaults; undefined means `--help`. */
 export function parseServeOptions(args: string[], env: Env): ServeOptions | undefined {
-  const values = parseFlags(args, SERVE_FLAGS);
-  if (values.help) return undefined;
-  const pick = (flag: keyof typeof SERVE_FLAGS): string | undefined => {
-    const value = values[flag];
-    return typeof value === 'string' ? value : env[envName(flag)];
-  };
-
-  const bootstrapEntries = [
-    ...listFromEnv(env.RUNLOOM_BOOTSTRAP_CLIENTS),
-    ...listFromEnv(env.RUNLOOM_BOOTSTRAP_CLIENT),
-    // Flags come last so a flag's secret wins over the environment's for the same client.
-    ...(values['bootstrap-client'] ?? []),
-  ];
-  try {
-    parseBootstrapClients(bootstrapEntries);
-  } catch (error) {
-    throw new UsageError(`--bootstrap-client: ${(error as Error).message}`);
-  }
-
-  const egressAllow = [...listFromEnv(env.RUNLOOM_EGRESS_ALLOW), ...(values['egress-allow'] ?? [])];
-  try {
-    parseEgressAllow(egressAllow);
-  } catch (error) {
-    throw new UsageError(`--egress-allow: ${(error as Error).message}`);
-  }
-
-  const blobStore = pick('blob-store');
-  if (blobStore !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(blobStore)) {
-    throw new UsageError(`--blob-store: only a local folder is supported by this build, not '${blobStore.split('://')[0]}://'`);
-  }
-  if (pick('s3-endpoint') !== undefined) {
-    throw new UsageError('--s3-endpoint: S3-compatible blob stores are not supported by this build; use a local --blob-store folder');
-  }
-
-  return {
-    host: nonEmpty('host', pick('host')) ?? '127.0.0.1',
-    port: integer('port', pick('port'), 0, 65535) ?? 8787,
-    blobStore: blobStore === undefined ? undefined : path.resolve(nonEmpty('blob-store', blobStore)!),
-    runloom: {
-      dataDir: path.resolve(nonEmpty('data-dir', pick('data-dir')) ?? './.runloom-data'),
-      databaseUrl: databaseUrl(pick('database-url')),
-      bootstrapClients: bootstrapEntries,
-      allowPrivateNetwork: values['allow-private-network'] ?? boolean('allow-private-network', env.RUNLOOM_ALLOW_PRIVATE_NETWORK),
-      egressAllow,
-      basePath: basePath(pick('base-path')),
-      tokenTtlSeconds: integer('token-ttl-seconds', pick('token-ttl-seconds'), 1),
-      callbackMaxAttempts: integer('callback-max-attempts', pick('callback-max-attempts'), 1),
-      callbackInitialBackoffMs: integer('callback-initial-backoff-ms', pick('callback-initial-backoff-ms'), 0),
-      rateLimit: nonNegativeNumber('rate-limit', pick('rate-limit')),
-      jsonBodyLimitBytes: integer('json-body-limit-bytes', pick('json-body-limit-bytes'), 1),
-      uploadLimitBytes: integer('upload-limit-bytes', pick('upload-limit-bytes'), 1),
-      runConcurrency: integer('run-concurrency', pick('run-concurrency'), 1),
-      runConcurrencyPerAccount: integer('run-concurrency-per-account', pick('run-concurrency-per-account'), 1),
-      secretKey: secretKey(pick('secret-key')),
-      metricsToken: metricsToken(pick('metrics-token')),
-    },
-  };
+  const parsed = parseCommand('serve', args, env);
+  if (!parsed) return undefined;
+  const { own, runloom } = parsed;
+  return { host: own.host as string, port: own.port as number, blobStore: own.blobStore as string | undefined, runloom };
 }
 
 /** `runloom client create` options; undefined means `--help`. */
 export function parseClientCreateOptions(args: string[], env: Env): ClientCreateOptions | undefined {
-  const values = parseFlags(args, CLIENT_CREATE_FLAGS);
-  if (values.help) return undefined;
-  const account = nonEmpty('account', values.account);
-  if (account === undefined) throw new UsageError('--account is required: the account the new client belongs to');
-  return {
-    account,
-    runloom: {
-      dataDir: path.resolve(nonEmpty('data-dir', values['data-dir'] ?? env.RUNLOOM_DATA_DIR) ?? './.runloom-data'),
-      databaseUrl: databaseUrl(values['database-url'] ?? env.RUNLOOM_DATABASE_URL),
-    },
-  };
+  const parsed = parseCommand('client create', args, env);
+  if (!parsed) return undefined;
+  if (parsed.own.account === undefined) throw new UsageError('--account is required: the account the new client belongs to');
+  return { account: parsed.own.account as string, runloom: parsed.runloom };
 }
 
-function parseFlags<T extends Record<string, FlagSpec>>(args: string[], flags: T) {
+/** Where a value came from, as an error names it: `--port` or `RUNLOOM_PORT`. */
+type Source = string;
+
+/**
+ * Reads the command's flags, fills the rest from the environment and the defaults, and checks
+ * all of them with one zod object made of the rows' schemas; the first problem is a `UsageError`
+ * naming the flag or the variable the value came from.
+ */
+function parseCommand(command: Command, args: string[], env: Env): { own: Record<string, unknown>; runloom: CreateRunloomOptions } | undefined {
+  const flags = rows.filter(([, row]) => row.commands.includes(command));
+  const values = parseFlags(args, flags);
+  if (values.help) return undefined;
+
+  const raw: Record<string, string | string[]> = {};
+  const sources: Record<string, Source | Source[]> = {};
+  for (const [name, row] of flags) {
+    const given = values[name];
+    if (row.repeatable) {
+      const entries: string[] = [];
+      const from: Source[] = [];
+      for (const variable of envNames(name, row)) {
+        for (const entry of listFromEnv(env[variable])) {
+          entries.push(entry);
+          from.push(variable);
+        }
+      }
+      // Flags come last so a flag's secret wins over the environment's for the same client.
+      for (const entry of (given as string[] | undefined) ?? []) {
+        entries.push(entry);
+        from.push(`--${name}`);
+      }
+      raw[name] = entries;
+      sources[name] = from;
+      continue;
+    }
+    const variable = envNames(name, row).find((candidate) => env[candidate] !== undefined);
+    if (given !== undefined) {
+      raw[name] = given === true ? 'true' : (given as string);
+      sources[name] = `--${name}`;
+    } else if (variable !== undefined) {
+      raw[name] = env[variable]!;
+      sources[name] = variable;
+    } else if (row.default !== undefined) {
+      raw[name] = row.default;
+      sources[name] = `--${name}`;
+    }
+  }
+
+  const schema = z.object(Object.fromEntries(flags.map(([name, row]) => [name, row.schema.optional()])));
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new UsageError(describe(result.error.issues[0]!, raw, sources), false);
+
+  const own: Record<string, unknown> = {};
+  const runloom: Record<string, unknown> = {};
+  for (const [name, row] of flags) {
+    const value = result.data[name];
+    if ('option' in row.to) runloom[row.to.option] = value;
+    else own[row.to.own] = value;
+  }
+  return { own, runloom: runloom as CreateRunloomOptions };
+}
+
+function describe(issue: z.core.$ZodIssue, raw: Record<string, string | string[]>, sources: Record<string, Source | Source[]>): string {
+  const [name, index] = issue.path as [FlagName, number | undefined];
+  const row: FlagRow = FLAGS[name];
+  const source = sources[name];
+  if (Array.isArray(source)) {
+    // A repeatable flag: name the entry by its place among those of its source, never by its text.
+    const from = source[index ?? 0]!;
+    const place = source.slice(0, (index ?? 0) + 1).filter((entry) => entry === from).length;
+    return `${from} (entry ${place}) ${issue.message}`;
+  }
+  const value = raw[name] as string;
+  const shown = row.secret ? '' : `, got '${value.length > 200 ? `${value.slice(0, 200)}…` : value}'`;
+  return `${source} ${issue.message}${shown}`;
+}
+
+function parseFlags(args: string[], flags: [FlagName, FlagRow][]): Partial<Record<FlagName | 'help', string | boolean | string[]>> {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const [name, row] of flags) options[name] = { type: row.value === undefined ? 'boolean' : 'string', multiple: row.repeatable ?? false };
   try {
-    return parseArgs({ args, options: flags, strict: true, allowPositionals: false }).values;
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Partial<Record<FlagName | 'help', string | boolean | string[]>>;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
 }
 
-function envName(flag: string): string {
-  return `RUNLOOM_${flag.toUpperCase().replace(/-/g, '_')}`;
+function envNames(name: string, row: FlagRow): readonly string[] {
+  return row.env ?? [`RUNLOOM_${name.toUpperCase().replace(/-/g, '_')}`];
 }
 
 function listFromEnv(value: string | undefined): string[] {
@@ -190,74 +410,65 @@ function listFromEnv(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
-function nonEmpty(flag: string, value: string | undefined): string | undefined {
-  if (value !== undefined && value.trim() === '') throw new UsageError(`--${flag} must not be empty`);
-  return value;
-}
-
-function integer(flag: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
-    throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got '${value}'`);
+/**
+ * Why `dir` cannot be the data dir, or undefined when it can: it, or the nearest part of its path
+ * that exists when it does not yet, must be a folder this process may write to. Creates nothing.
+ */
+export function dataDirProblem(dir: string): string | undefined {
+  let existing = dir;
+  let stats: Stats;
+  for (;;) {
+    try {
+      stats = statSync(existing);
+      break;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const parent = path.dirname(existing);
+      // ENOTDIR: a part of the path is a file; the loop reaches it and says so.
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === existing) return `cannot be used (${code ?? (error as Error).message})`;
+      existing = parent;
+    }
   }
-  return parsed;
-}
-
-function nonNegativeNumber(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = value.trim() === '' ? Number.NaN : Number(value);
-  if (!Number.isFinite(parsed) || parsed < 0) throw new UsageError(`--${flag} must be a number ≥ 0, got '${value}'`);
-  return parsed;
-}
-
-function boolean(flag: string, value: string | undefined): boolean | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (/^(1|true|yes|on)$/i.test(value)) return true;
-  if (/^(0|false|no|off)$/i.test(value)) return false;
-  throw new UsageError(`${envName(flag)} must be true or false, got '${value}'`);
-}
-
-function databaseUrl(value: string | undefined): string | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (!/^postgres(ql)?:\/\//i.test(value)) {
-    throw new UsageError("--database-url must be a postgres:// URL (leave it out for the embedded sql.js store)");
+  const toCreate = existing !== dir;
+  if (!stats.isDirectory()) return toCreate ? `cannot be created: ${existing} is a file` : 'must be a folder, not a file';
+  try {
+    accessSync(existing, constants.W_OK | constants.X_OK);
+  } catch {
+    return toCreate ? `cannot be created: ${existing} is not writable` : 'must be a folder this user can write to';
   }
-  return value;
+  return undefined;
 }
 
-/** '/api/' → '/api'; '/' or '' → no prefix. */
-function basePath(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  const trimmed = value.trim().replace(/\/+$/, '');
-  if (trimmed === '') return '';
-  if (!/^(\/[\w.~-]+)+$/.test(trimmed)) {
-    throw new UsageError(`--base-path must look like /prefix or /a/b (letters, digits, . _ ~ -), got '${value}'`);
-  }
-  return trimmed;
+/** `runloom <command> --help`, made from the rows of that command. */
+export function usage(command: Command): string {
+  const { synopsis, summary } = COMMAND_TEXT[command];
+  const lines = rows
+    .filter(([, row]) => row.commands.includes(command) && !row.hidden)
+    .map(([name, row]) => {
+      const variables = envNames(name, row);
+      const env = variables.length === 0 ? '' : ` [${row.repeatable ? `${variables[0]}, comma-separated` : variables[0]}]`;
+      const shown = row.shownDefault ?? row.default ?? ('option' in row.to ? defaultText(row.to.option) : undefined);
+      return `  --${name}${row.value ? ` ${row.value}` : ''}\n      ${row.help}${shown === undefined ? '' : ` (default ${shown})`}${env}`;
+    });
+  lines.push('  -h, --help\n      show this help');
+  return `Usage: ${synopsis}\n\n${summary}\n\nOptions (environment variable in brackets; flags win over it):\n${lines.join('\n')}\n`;
 }
 
-function secretKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) || Buffer.from(value, 'base64').length !== 32) {
-    throw new UsageError('--secret-key must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)');
-  }
-  return value;
+function defaultText(option: keyof RunloomConfig): string | undefined {
+  const value = defaultConfig[option];
+  return value === undefined ? undefined : String(value);
 }
 
-/** A bearer token: visible ASCII without spaces, so it fits an Authorization header as sent. */
-function metricsToken(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[\x21-\x7e]{1,1024}$/.test(value)) {
-    throw new UsageError('--metrics-token must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)');
-  }
-  return value;
-}
+const COMMAND_TEXT: Record<Command, { synopsis: string; summary: string }> = {
+  serve: { synopsis: 'runloom serve [options]', summary: 'Starts the Runloom HTTP server.' },
+  'client create': {
+    synopsis: 'runloom client create --account ACCOUNT [--data-dir DIR | --database-url URL]',
+    summary:
+      'Creates a service-account client and prints its client_id and client_secret (shown once).\n' +
+      'The embedded store can be open in one process only: stop a server running on the data dir first,\n' +
+      'or let the server create the client at start with `runloom serve --bootstrap-client ACCOUNT:CLIENT_ID:SECRET`.',
+  },
+};
 
-function usage(synopsis: string, summary: string, flags: Record<string, FlagSpec>): string {
-  const rows = Object.entries(flags).map(([name, spec]) => {
-    const env = spec.noEnv ? '' : ` [${LIST_ENV[name] ?? envName(name)}]`;
-    return `  --${name}${spec.value ? ` ${spec.value}` : ''}\n      ${spec.help}${env}`;
-  });
-  return `Usage: ${synopsis}\n\n${summary}\n\nOptions (environment variable in brackets; flags win over it):\n${rows.join('\n')}\n`;
-}
+export const SERVE_USAGE = usage('serve');
+export const CLIENT_CREATE_USAGE = usage('client create');

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import pino from 'pino';
-import { LocalDiskBlobStore, PinoLogger } from '@runloom/core/node';
-import { BlobStore, ContainerModule, createRunloom, Logger } from '@runloom/core';
+import { LocalDiskBlobStore, PinoLogger, StoreLockedError } from '@runloom/core/node';
+import { BlobStore, ContainerModule, createRunloom, Logger, type CreateRunloomOptions, type Runloom } from '@runloom/core';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
@@ -19,23 +19,46 @@ Commands:
   serve            start the HTTP server
   client create    create a service-account client and print its credentials
 
-Run 'runloom <command> --help' for the options of a command, 'runloom --version' for the version.
+Run 'runloom <command> --help' (or 'runloom help <command>') for the options of a command,
+'runloom --version' for the version.
+`;
+
+const CLIENT_USAGE = `Usage: runloom client <subcommand> [options]
+
+Subcommands:
+  create    create a service-account client and print its credentials
+
+Run 'runloom client create --help' for its options.
 `;
 
 /** Runs one command; resolves to the exit code. */
 async function main(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [command, ...rest] = args;
   if (command === 'serve') return serve(rest, env);
-  if (command === 'client' && rest[0] === 'create') return createClient(rest.slice(1), env);
+  if (command === 'client') return client(rest, env);
   if (command === '--version' || command === '-v') {
     process.stdout.write(`${version}\n`);
     return 0;
   }
-  if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  throw new UsageError(command === undefined ? 'a command is required' : `unknown command '${args.slice(0, 2).join(' ')}'`);
+  if (command === '--help' || command === '-h') return help([]);
+  if (command === 'help') return help(rest);
+  throw new UsageError(command === undefined ? 'a command is required' : `unknown command '${command}'`);
+}
+
+/** `runloom help [command]`: the same text as `runloom <command> --help`. */
+function help(topic: string[]): number {
+  const name = topic.join(' ');
+  const text = name === '' ? USAGE : name === 'serve' ? SERVE_USAGE : name === 'client' ? CLIENT_USAGE : name === 'client create' ? CLIENT_CREATE_USAGE : undefined;
+  if (text === undefined) throw new UsageError(`no help for '${name}': the commands are serve and client create`);
+  process.stdout.write(text);
+  return 0;
+}
+
+async function client(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const [subcommand, ...rest] = args;
+  if (subcommand === 'create') return createClient(rest, env);
+  if (subcommand === '--help' || subcommand === '-h') return help(['client']);
+  throw new UsageError(subcommand === undefined ? "'runloom client' needs a subcommand: create" : `unknown command 'client ${subcommand}'`);
 }
 
 async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -47,7 +70,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const signals = shutdownSignals();
   const destination = pino.destination({ dest: 1, sync: false });
   const logger = new PinoLogger(destination);
-  const runloom = await createRunloom({ ...options.runloom, modules: [hostModule(options, logger)] });
+  const runloom = await open({ ...options.runloom, modules: [hostModule(options, logger)] }, 'serve');
   let server: Awaited<ReturnType<typeof listen>>;
   try {
     server = await listen(runloom, { host: options.host, port: options.port });
@@ -98,7 +121,7 @@ async function createClient(args: string[], env: NodeJS.ProcessEnv): Promise<num
     process.stdout.write(CLIENT_CREATE_USAGE);
     return 0;
   }
-  const runloom = await createRunloom(options.runloom);
+  const runloom = await open(options.runloom, 'client create');
   try {
     const credentials = await runloom.auth.createClient(options.account);
     process.stdout.write(`${JSON.stringify({ account: options.account, ...credentials }, null, 2)}\n`);
@@ -109,11 +132,32 @@ async function createClient(args: string[], env: NodeJS.ProcessEnv): Promise<num
   return 0;
 }
 
+/**
+ * `createRunloom`, with a data dir held by another process (a running server) told as a usage
+ * problem: the embedded store can be open in one process only.
+ */
+async function open(options: CreateRunloomOptions, command: 'serve' | 'client create'): Promise<Runloom> {
+  try {
+    return await createRunloom(options);
+  } catch (error) {
+    if (!(error instanceof StoreLockedError)) throw error;
+    const held = `the data dir ${options.dataDir} is in use by another runloom (process ${error.pid})`;
+    throw new UsageError(
+      command === 'client create'
+        ? `${held}: stop that server first and run this command again, or restart the server with ` +
+            '--bootstrap-client ACCOUNT:CLIENT_ID:SECRET (or RUNLOOM_BOOTSTRAP_CLIENTS), which creates the client at start'
+        : `${held}: stop it first, or give this server another --data-dir`,
+      false,
+    );
+  }
+}
+
 main(process.argv.slice(2), process.env).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof UsageError) {
-      process.stderr.write(`runloom: ${error.message}\nRun 'runloom --help' or 'runloom <command> --help' for usage.\n`);
+      const hint = error.showHelp ? "\nRun 'runloom --help' or 'runloom <command> --help' for usage." : '';
+      process.stderr.write(`runloom: ${error.message}${hint}\n`);
       process.exit(2);
     }
     process.stderr.write(`runloom: ${error instanceof Error ? error.message : String(error)}\n`);

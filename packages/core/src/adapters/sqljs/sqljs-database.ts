@@ -229,18 +229,33 @@ export async function openSqlJsDatabase(options: SqlJsDatabaseOptions): Promise<
 const openStores = new Set<string>();
 
 /**
+ * The store's folder is held: by another live process (`pid`, e.g. a running server), or already
+ * open in this one (`pid` is this process's).
+ */
+export class StoreLockedError extends Error {
+  override readonly name = 'StoreLockedError';
+
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(pid === process.pid ? `the store in ${dir} is already open in this process` : `the store in ${dir} is open in process ${pid}`);
+  }
+}
+
+/**
  * One process at a time owns a store: a second writer would interleave its log with ours. The
  * lock file names the owner's pid; a lock left by a process that is gone (kill -9) is taken over.
  */
 function lockStore(dir: string): () => void {
-  if (openStores.has(dir)) throw new Error(`the store in ${dir} is already open in this process`);
+  if (openStores.has(dir)) throw new StoreLockedError(dir, process.pid);
   const lockFile = path.join(dir, 'LOCK');
   try {
     writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const holder = Number(readFileSync(lockFile, 'utf8'));
-    if (holder !== process.pid && processExists(holder)) throw new Error(`the store in ${dir} is open in process ${holder}`);
+    if (holder !== process.pid && processExists(holder)) throw new StoreLockedError(dir, holder);
     writeFileSync(lockFile, String(process.pid));
   }
   openStores.add(dir);

@@ -57,11 +57,13 @@ type Shape = Record<string, z.ZodType>;
 
 interface CredentialSpec {
   shape: Shape;
+  /** The accepted fields as errors show them, e.g. `{api_key, base_url?}`. */
+  accepted: string;
   /** Cross-field rules, checked only for an enabled provider. */
   check?: (credentials: Record<string, unknown>, context: z.RefinementCtx) => void;
 }
 
-const apiKeySpec: CredentialSpec = { shape: { api_key: secret('api_key'), base_url: baseUrl } };
+const apiKeySpec: CredentialSpec = { shape: { api_key: secret('api_key'), base_url: baseUrl }, accepted: '{api_key, base_url?}' };
 
 const specs: Record<ProviderName, CredentialSpec> = {
   openai: apiKeySpec,
@@ -76,6 +78,7 @@ const specs: Record<ProviderName, CredentialSpec> = {
       base_url: baseUrl,
       api_version: text('api_version', 64).optional(),
     },
+    accepted: '{api_key, resource_name | base_url, api_version?}',
     check: (credentials, context) => {
       if (credentials.resource_name === undefined && credentials.base_url === undefined) {
         context.addIssue({ code: 'custom', path: ['resource_name'], message: 'azure-openai needs resource_name or base_url' });
@@ -92,6 +95,7 @@ const specs: Record<ProviderName, CredentialSpec> = {
       api_key: secret('api_key').optional(),
       base_url: baseUrl,
     },
+    accepted: '{region, access_key_id, secret_access_key, session_token?, base_url?} or {region, api_key, base_url?}',
     check: (credentials, context) => {
       const hasKeyPair = credentials.access_key_id !== undefined || credentials.secret_access_key !== undefined;
       if (credentials.api_key !== undefined) {
@@ -118,31 +122,56 @@ const specs: Record<ProviderName, CredentialSpec> = {
   groq: apiKeySpec,
 };
 
-/** The object of each shape: unknown keys are dropped, so nothing unmasked or unsealed slips in. */
+/**
+ * The object of each shape. Unknown fields are refused (a misspelt `apiKey` would otherwise vanish,
+ * or be stored unmasked), naming the fields the provider takes.
+ */
 const enabledSchemas = new Map<ProviderName, z.ZodType>();
 const disabledSchemas = new Map<ProviderName, z.ZodType>();
 for (const [provider, spec] of Object.entries(specs) as [ProviderName, CredentialSpec][]) {
-  const object = z.object(spec.shape);
+  const object = z.strictObject(spec.shape);
   const check = spec.check;
   enabledSchemas.set(provider, check ? object.superRefine((value, context) => check(value, context)) : object);
-  // A disabled entry may be incomplete (even `{}`), but what it holds must still have the right types.
+  // A disabled entry may be incomplete (even `{}`), but what it holds must still be known fields of the right types.
   disabledSchemas.set(provider, object.partial());
 }
 
+/** Every field some provider's credentials take: sent beside `credentials` instead of inside, it is refused. */
+const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(Object.values(specs).flatMap((spec) => Object.keys(spec.shape)));
+
 /**
- * Validates `credentials` for `provider`: completely when the provider is enabled, field types only
- * when it is disabled. Fails with a 400 whose details name each field under `credentials.`.
+ * Validates `credentials` for `provider`: completely when the provider is enabled, known fields
+ * and their types only when it is disabled. Fails with a 400 whose details name each field under
+ * `credentials.` and whose message says which fields the provider takes.
  */
 export function parseCredentials(provider: ProviderName, enabled: boolean, credentials: unknown): Record<string, string> {
   const schema = (enabled ? enabledSchemas : disabledSchemas).get(provider)!;
   const result = schema.safeParse(credentials);
   if (result.success) return result.data as Record<string, string>;
-  const details: ErrorDetail[] = result.error.issues.map((issue) => ({
-    path: ['credentials', ...issue.path.map(String)].join('.'),
-    message: issue.message,
-  }));
+  const accepted = `${provider} credentials are ${specs[provider].accepted}`;
+  const details: ErrorDetail[] = result.error.issues.flatMap((issue) => {
+    const path = ['credentials', ...issue.path.map(String)].join('.');
+    if (issue.code !== 'unrecognized_keys') return [{ path, message: issue.message }];
+    // Field names only, never values (they may be secrets); a name is cut short, it is the caller's text.
+    return issue.keys.map((key) => ({ path: `${path}.${key.slice(0, 100)}`, message: `unknown field; ${accepted}` }));
+  });
   const first = details[0]!;
-  throw ApiError.badRequest(`invalid ${provider} credentials: ${first.path}: ${first.message}`, details);
+  const message = first.message.startsWith('unknown field') ? 'unknown field' : first.message;
+  throw ApiError.badRequest(`invalid ${provider} credentials: ${first.path}: ${message}; ${accepted}`, details);
+}
+
+/**
+ * Refuses a credential field given beside `credentials` instead of inside it (`{"enabled": true,
+ * "base_url": …}`), which would otherwise be dropped without a word.
+ */
+export function refuseMisplacedCredentials(provider: ProviderName, input: object): void {
+  const misplaced = Object.keys(input).filter((key) => CREDENTIAL_FIELDS.has(key));
+  if (misplaced.length === 0) return;
+  const example = `{"enabled": true, "credentials": {${misplaced.map((key) => `"${key}": …`).join(', ')}}}`;
+  throw ApiError.badRequest(
+    `${misplaced.join(', ')} belong${misplaced.length === 1 ? 's' : ''} inside credentials: ${example}; ${provider} credentials are ${specs[provider].accepted}`,
+    misplaced.map((key) => ({ path: key, message: `${key} belongs inside credentials` })),
+  );
 }
 
 /** How a secret is shown: only its last 4 characters, and none of one that short. */
@@ -159,5 +188,5 @@ export function maskCredentials(credentials: Record<string, string>): Record<str
 export const CREDENTIALS_DESCRIPTION =
   'Per provider: azure-openai {api_key, resource_name | base_url, api_version?}; ' +
   'aws-bedrock {region, access_key_id, secret_access_key, session_token?} or {region, api_key}; ' +
-  'the others {api_key}. Every provider accepts base_url (an http(s) URL). Checked only when enabled is true; ' +
-  'a disabled entry may hold {}. Secret values are answered masked (****abcd).';
+  'the others {api_key}. Every provider accepts base_url (an http(s) URL) inside credentials. Unknown fields are refused; ' +
+  'the rest is checked completely only when enabled is true: a disabled entry may hold {}. Secret values are answered masked (****abcd).';

@@ -18,7 +18,8 @@ const providerConfig = z.object({
   updated_at: z.string(),
 }).meta({ id: 'Provider' });
 
-const putBody = z.object({
+// Loose: the service refuses a credential field sent beside `credentials` (a top-level base_url) by name.
+const putBody = z.looseObject({
   enabled: z.boolean(),
   credentials: z.record(z.string(), z.unknown()).default({}).describe(CREDENTIALS_DESCRIPTION),
 }).meta({ id: 'ProviderUpdate' });

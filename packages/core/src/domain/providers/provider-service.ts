@@ -5,7 +5,7 @@ import { Database, DuplicateIdError, type Migration, WriteConflictError } from '
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
 import { SecretBox } from '../../ports/secret-box';
 import { type AccountRecord, Repository } from '../storage/repository';
-import { maskCredentials, parseCredentials, type ProviderCredentials } from './provider-credentials';
+import { maskCredentials, parseCredentials, refuseMisplacedCredentials, type ProviderCredentials } from './provider-credentials';
 import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 
 const COLLECTION = 'llm_providers';
@@ -82,6 +82,7 @@ export class ProviderService {
   /** Creates or replaces the configuration; `created` tells which. */
   async put(accountId: string, providerName: string, input: ProviderConfigInput): Promise<{ created: boolean; config: ProviderConfigView }> {
     const provider = parseProviderName(providerName);
+    refuseMisplacedCredentials(provider, input);
     const credentials = parseCredentials(provider, input.enabled, input.credentials);
     if (credentials.base_url !== undefined) await this.checkBaseUrl(provider, credentials.base_url);
     const sealed = await this.secretBox.seal(JSON.stringify(credentials));

@@ -1,0 +1,91 @@
+import { ContainerModule } from 'inversify';
+import { z } from 'zod';
+import type { RunloomConfig } from './config';
+import { parseEgressAllow } from './adapters/node/address-policy';
+import { parseBootstrapClients } from './domain/auth/bootstrap-clients';
+
+/** A bad `createRunloom` option: the message names it (`createRunloom: options.port must be …`). */
+export class RunloomOptionsError extends Error {
+  override readonly name = 'RunloomOptionsError';
+}
+
+const positiveInteger = z.number().refine((value) => Number.isSafeInteger(value) && value > 0, 'must be a positive integer');
+const nonNegativeInteger = z.number().refine((value) => Number.isSafeInteger(value) && value >= 0, 'must be an integer ≥ 0');
+
+/**
+ * One rule per `RunloomConfig` field: the `satisfies` below makes a field added to the config
+ * without a rule here a type error, so no option goes unchecked.
+ */
+const configRules = {
+  dataDir: z.string().trim().min(1, 'must be a folder path, not empty'),
+  databaseUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in dataDir'),
+  basePath: z
+    .string()
+    .regex(/^((\/[\w.~-]+)+)?$/, "must be '' or look like /prefix or /a/b (letters, digits, . _ ~ -), without a trailing /"),
+  tokenTtlSeconds: positiveInteger,
+  rateLimit: z.number().nonnegative('must be a number ≥ 0 (0 turns limiting off)').refine(Number.isFinite, 'must be a finite number'),
+  jsonBodyLimitBytes: positiveInteger,
+  uploadLimitBytes: positiveInteger,
+  allowPrivateNetwork: z.boolean(),
+  egressAllow: z.array(z.string()).superRefine((entries, context) => {
+    try {
+      parseEgressAllow(entries);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
+  callbackMaxAttempts: positiveInteger,
+  callbackInitialBackoffMs: nonNegativeInteger,
+  callbackTimeoutMs: positiveInteger,
+  runConcurrency: positiveInteger,
+  runConcurrencyPerAccount: positiveInteger,
+  secretKey: z
+    .string()
+    .refine((value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)'),
+  metricsToken: z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces'),
+  bootstrapClients: z.array(z.string()).superRefine((entries, context) => {
+    try {
+      parseBootstrapClients(entries);
+    } catch (error) {
+      // Its message names the entry by position and never repeats it: entries hold secrets.
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
+} satisfies { [K in keyof RunloomConfig]-?: z.ZodType<Exclude<RunloomConfig[K], undefined>> };
+
+const optionsSchema = z.strictObject({
+  ...Object.fromEntries(Object.entries(configRules).map(([key, rule]) => [key, rule.optional()])),
+  modules: z
+    .array(z.custom<ContainerModule>((value) => value instanceof ContainerModule, "must be a ContainerModule imported from '@runloom/core'"))
+    .optional(),
+});
+
+/**
+ * Checks `createRunloom`'s options (undefined means "the default") and answers the config overrides
+ * and the host's modules; a bad or unknown option is a `RunloomOptionsError` naming it.
+ */
+export function parseRunloomOptions(options: unknown): { overrides: Partial<RunloomConfig>; modules: ContainerModule[] } {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new RunloomOptionsError('createRunloom: options must be an object');
+  }
+  const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+  const result = optionsSchema.safeParse(defined);
+  if (!result.success) throw new RunloomOptionsError(describe(result.error.issues[0]!));
+  const { modules = [], ...overrides } = result.data as Partial<RunloomConfig> & { modules?: ContainerModule[] };
+  return { overrides, modules };
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    return `createRunloom: unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `'${key}'`).join(', ')}`;
+  }
+  const where = issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? part : `.${String(part)}`)).join('');
+  const message = issue.code === 'invalid_type' ? `must be ${article(issue.expected)}` : issue.message;
+  return `createRunloom: options.${where} ${message}`;
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
