@@ -7,6 +7,7 @@ import { ResourceService } from '../../resources/resource-service';
 import { RunnableService } from '../../runnables/runnable-service';
 import type { RunRecord, RunUsage } from '../run-record';
 import type { RunTelemetry } from '../run-telemetry';
+import { ProviderGates } from '../provider-gates';
 import { loadEmbeddedInputs } from './embedded-inputs';
 import { executeRunnable } from './execute-runnable';
 import { Execution, type ExecutionServices, type StepOutcome } from './execution';
@@ -23,8 +24,9 @@ export class RunExecutor {
     @inject(HttpClient) http: HttpClient,
     @inject(ResourceService) private readonly resources: ResourceService,
     @inject(RunloomConfig) config: RunloomConfig,
+    @inject(ProviderGates) gates: ProviderGates,
   ) {
-    this.services = { gateway, providers, runnables, http, allowPrivateNetwork: config.allowPrivateNetwork };
+    this.services = { gateway, providers, runnables, http, gates, allowPrivateNetwork: config.allowPrivateNetwork };
   }
 
   /** Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either way. */
