@@ -149,6 +149,9 @@ export async function run(): Promise<BenchResult[]> {
       const connection = { host: '127.0.0.1', port: redis.port };
       const queue = new Queue(QUEUE, { connection });
       const events = new QueueEvents(QUEUE, { connection });
+      // Every waiting client adds listeners to both (BullMQ's waitUntilFinished).
+      queue.setMaxListeners(CLIENTS * 2);
+      events.setMaxListeners(CLIENTS * 2);
       try {
         await events.waitUntilReady();
         const job = async (): Promise<void> => {
