@@ -346,6 +346,34 @@ describe('LLM provider configurations (HTTP)', () => {
     });
   });
 
+  describe('limits for runs', () => {
+    it('stores max_concurrency and requests_per_minute, answers them, and replaces them on the next PUT', async () => {
+      const created = await put(app, 'groq', { enabled: true, credentials: { api_key: 'gsk-limit-1234' }, max_concurrency: 4, requests_per_minute: 600 });
+      assert.equal(created.status, 201);
+      const body = (await created.json()) as Record<string, unknown>;
+      assert.deepEqual([body.max_concurrency, body.requests_per_minute], [4, 600]);
+      const listed = (await list(app)).find((entry) => entry.provider === 'groq') as unknown as Record<string, unknown>;
+      assert.deepEqual([listed.max_concurrency, listed.requests_per_minute], [4, 600]);
+      const replaced = (await (await put(app, 'groq', { enabled: true, credentials: { api_key: 'gsk-limit-1234' } })).json()) as Record<string, unknown>;
+      assert.deepEqual([replaced.max_concurrency, replaced.requests_per_minute], [null, null]);
+    });
+
+    for (const [field, value] of [
+      ['max_concurrency', 0],
+      ['max_concurrency', 1.5],
+      ['max_concurrency', '4'],
+      ['requests_per_minute', -1],
+      ['requests_per_minute', 100_000_000],
+    ] as const) {
+      it(`refuses ${field} = ${JSON.stringify(value)} with 400 naming the field`, async () => {
+        const response = await put(app, 'groq', { enabled: true, credentials: { api_key: 'gsk-limit-1234' }, [field]: value });
+        assert.equal(response.status, 400);
+        const body = (await response.json()) as { details: { path: string }[] };
+        assert.ok(body.details.some((detail) => detail.path.includes(field)), JSON.stringify(body));
+      });
+    }
+  });
+
   describe('provider names', () => {
     for (const name of ['openai2', 'OpenAI', 'azure_openai', 'bedrock', '%00', 'x'.repeat(300)]) {
       it(`answers 400 listing the seven names for PUT and DELETE of '${name.slice(0, 20)}'`, async () => {

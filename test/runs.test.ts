@@ -428,6 +428,45 @@ describe('runs over HTTP', function () {
       assert.match(run.error.message, /anthropic.*disabled/);
       assert.equal(anthropic.requests.length, 0);
     });
+
+    it('backs the provider off on a vendor 429 with retry-after, then retries: the run succeeds', async () => {
+      openai.reply({ type: 'error', status: 429, message: 'slow down', retryAfterSeconds: 0 }, { type: 'text', chunks: ['after the wait'] });
+      const runnable = await createRunnable(t, promptConfig(openai));
+      const run = (await (await submit(t, runnable.id, {}, { mode: 'sync' })).json()) as Json;
+      assert.equal(run.status, 'succeeded');
+      assert.equal(run.outputs[0].text_value, 'after the wait');
+      assert.equal(openai.requests.length, 2);
+    });
+
+    it('fails the run with rate_limited when the vendor keeps answering 429', async () => {
+      const busy = { type: 'error', status: 429, message: 'still busy', retryAfterSeconds: 0 } as const;
+      openai.reply(busy, busy, busy);
+      const runnable = await createRunnable(t, promptConfig(openai));
+      const run = (await (await submit(t, runnable.id, {}, { mode: 'sync' })).json()) as Json;
+      assert.equal(run.status, 'failed');
+      assert.match(run.error.message, /429/);
+      assert.equal(openai.requests.length, 3);
+    });
+
+    it('keeps an account’s runs to the provider’s max_concurrency; the next goes when a call ends', async () => {
+      const limited = await t.request('/v1/llm-provider/openai', jsonInit('PUT', { enabled: true, credentials: openai.credentials, max_concurrency: 1 }, 'acct-d'));
+      assert.equal(limited.status, 201);
+      assert.equal(((await limited.json()) as Json).max_concurrency, 1);
+      await useFakeVendor(t, anthropic, 'acct-e');
+      openai.reply({ type: 'hang' }, { type: 'text', chunks: ['second'] });
+      const runnable = await createRunnable(t, promptConfig(openai), 'acct-d');
+      const first = await submitAsync(t, runnable.id, {}, 'acct-d');
+      await openai.waitForRequests(1);
+      const second = await submitAsync(t, runnable.id, {}, 'acct-d');
+      assert.equal((await waitForRun(t, second, { account: 'acct-d', statuses: ['running'] })).status, 'running');
+      // A run of another account goes to a vendor and ends meanwhile.
+      const other = await createRunnable(t, promptConfig(anthropic), 'acct-e');
+      assert.equal(((await (await submit(t, other.id, {}, { mode: 'sync', account: 'acct-e' })).json()) as Json).status, 'succeeded');
+      assert.equal(openai.requests.length, 1, 'the second call waits for the first');
+      await t.request(`/v1/run/${first}/cancel`, { method: 'POST', account: 'acct-d' });
+      assert.equal((await waitForRun(t, second, { account: 'acct-d' })).status, 'succeeded');
+      assert.equal(openai.requests.length, 2);
+    });
   });
 
   describe('reading runs', () => {

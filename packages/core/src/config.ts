@@ -28,9 +28,13 @@ export interface RunloomConfig {
   callbackInitialBackoffMs: number;
   /** How long a callback attempt waits for an answer before it counts as failed. */
   callbackTimeoutMs: number;
-  /** Runs executing at once in this process. */
+  /**
+   * Upper bound of runs in flight at once in this process, every account together: executing or
+   * waiting on a vendor, a tool or a nested run. A waiting run costs memory, not a worker, so this
+   * bounds memory; past it runs wait queued, served fairly between accounts (ARCHITECTURE.md).
+   */
   runConcurrency: number;
-  /** Runs of one account executing at once in this process; its other runs wait their turn. */
+  /** Upper bound of one account's runs in flight at once in this process; its other runs wait their turn. */
   runConcurrencyPerAccount: number;
   /** 32-byte key (base64) for encryption and URL signing; generated into `dataDir` when absent. */
   secretKey?: string;
@@ -55,7 +59,7 @@ export const defaultConfig: RunloomConfig = {
   callbackMaxAttempts: 8,
   callbackInitialBackoffMs: 1000,
   callbackTimeoutMs: 10_000,
-  runConcurrency: 32,
-  runConcurrencyPerAccount: 8,
+  runConcurrency: 10_000,
+  runConcurrencyPerAccount: 5_000,
   bootstrapClients: [],
 };

@@ -225,14 +225,14 @@ const FLAGS = {
   'run-concurrency': {
     commands: ['serve'],
     value: 'N',
-    help: 'runs executing at once on this server',
+    help: 'upper bound of runs in flight on this server, waiting on a vendor included; bounds memory',
     schema: wholeNumber(1),
     to: { option: 'runConcurrency' },
   },
   'run-concurrency-per-account': {
     commands: ['serve'],
     value: 'N',
-    help: 'runs of one account executing at once on this server',
+    help: 'upper bound of one account’s runs in flight at once on this server',
     schema: wholeNumber(1),
     to: { option: 'runConcurrencyPerAccount' },
   },

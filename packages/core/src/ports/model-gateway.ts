@@ -103,6 +103,11 @@ export interface ModelRequest {
   /** Asks for a JSON object matching `schema`; the response (or the `finish` event) carries it as `object`. */
   responseSchema?: { schema: JsonSchema; name?: string; description?: string };
   signal?: AbortSignal;
+  /**
+   * Retries inside this call of a failed request (429, 5xx, network), waiting as the vendor asks;
+   * default: the gateway's. Runs pass 0 and retry themselves, so a wait holds no vendor slot.
+   */
+  maxRetries?: number;
 }
 
 export interface ModelUsage {
@@ -157,6 +162,8 @@ export class ModelCallError extends Error {
     message: string,
     /** The vendor's HTTP status, when it answered. */
     readonly status?: number,
+    /** How long the vendor asked to wait before calling again (`retry-after`, `retry-after-ms`), when it did. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'ModelCallError';

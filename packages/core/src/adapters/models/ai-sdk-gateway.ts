@@ -182,7 +182,7 @@ export class AiSdkModelGateway implements ModelGateway {
       toolChoice: request.toolChoice === undefined ? undefined : toSdkToolChoice(request.toolChoice),
       output: request.responseSchema ? structuredOutput(ai, request.provider, request.responseSchema) : undefined,
       ...callSettings(request.params),
-      maxRetries: this.options.maxRetries ?? 2,
+      maxRetries: request.maxRetries ?? this.options.maxRetries ?? 2,
     };
   }
 

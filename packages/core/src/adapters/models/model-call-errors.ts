@@ -72,12 +72,30 @@ function fromApiCallError(provider: string, error: APICallError, scrub: (text: s
     // The vendor's own text is left out: some echo part of the key they refused.
     return new ModelCallError('auth_failed', provider, `${provider} rejected the credentials (HTTP ${status}); check the ${provider} provider configuration`, status);
   }
-  if (status === 429) return new ModelCallError('rate_limited', provider, `${provider} rate limit reached (HTTP 429): ${vendorMessage}`, status);
+  const retryAfterMs = retryAfter(error.responseHeaders);
+  if (status === 429) return new ModelCallError('rate_limited', provider, `${provider} rate limit reached (HTTP 429): ${vendorMessage}`, status, retryAfterMs);
   if (status === 408 || status === 504) return new ModelCallError('timeout', provider, `${provider} timed out (HTTP ${status}): ${vendorMessage}`, status);
   if (status >= 400 && status < 500) {
     return new ModelCallError('bad_request', provider, `${provider} rejected the request (HTTP ${status}): ${vendorMessage}`, status);
   }
-  return new ModelCallError('vendor_error', provider, `${provider} failed (HTTP ${status}): ${vendorMessage}`, status);
+  return new ModelCallError('vendor_error', provider, `${provider} failed (HTTP ${status}): ${vendorMessage}`, status, retryAfterMs);
+}
+
+/** The longest back-off a vendor's header is taken at (a bogus day-long value must not stall an account). */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/** The wait a vendor asks for: `retry-after-ms` (OpenAI, Azure), else `retry-after` in seconds or as an HTTP date. */
+export function retryAfter(headers: Record<string, string> | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const header = (name: string): string | undefined => headers[name] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  const ms = Number(header('retry-after-ms'));
+  if (header('retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_RETRY_AFTER_MS);
+  const value = header('retry-after')?.trim();
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : undefined;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
 }
 
 function describe(error: unknown): string {

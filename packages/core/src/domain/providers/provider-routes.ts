@@ -10,10 +10,31 @@ const providerParams = z.object({
   provider: z.string().meta({ enum: [...PROVIDER_NAMES], description: 'one of the seven provider names' }),
 });
 
+/** Bounds of the limits: whole numbers, generous enough for any vendor tier. */
+export const MAX_PROVIDER_CONCURRENCY = 100_000;
+export const MAX_REQUESTS_PER_MINUTE = 10_000_000;
+
+const maxConcurrency = z
+  .number()
+  .int('max_concurrency must be a whole number')
+  .min(1, 'max_concurrency must be at least 1')
+  .max(MAX_PROVIDER_CONCURRENCY, `max_concurrency must be at most ${MAX_PROVIDER_CONCURRENCY}`)
+  .nullable()
+  .describe('calls of this account’s runs at this vendor at once; null or absent: no limit of its own');
+const requestsPerMinute = z
+  .number()
+  .int('requests_per_minute must be a whole number')
+  .min(1, 'requests_per_minute must be at least 1')
+  .max(MAX_REQUESTS_PER_MINUTE, `requests_per_minute must be at most ${MAX_REQUESTS_PER_MINUTE}`)
+  .nullable()
+  .describe('calls of this account’s runs started per minute (bursts of a minute’s worth); null or absent: no limit of its own');
+
 const providerConfig = z.object({
   provider: z.enum(PROVIDER_NAMES),
   enabled: z.boolean(),
   credentials: z.record(z.string(), z.string()).describe('secret values masked: only their last 4 characters show'),
+  max_concurrency: maxConcurrency,
+  requests_per_minute: requestsPerMinute,
   created_at: z.string(),
   updated_at: z.string(),
 }).meta({ id: 'Provider' });
@@ -22,10 +43,13 @@ const providerConfig = z.object({
 const putBody = z.looseObject({
   enabled: z.boolean(),
   credentials: z.record(z.string(), z.unknown()).default({}).describe(CREDENTIALS_DESCRIPTION),
+  // Runs waiting for these limits (or for a vendor's 429 back-off) hold no slot: ARCHITECTURE.md, "Run scheduling".
+  max_concurrency: maxConcurrency.optional(),
+  requests_per_minute: requestsPerMinute.optional(),
 }).meta({ id: 'ProviderUpdate' });
 
 const responses = {
-  badRequest: { description: 'unknown provider name or invalid credentials', schema: apiErrorBody },
+  badRequest: { description: 'unknown provider name, invalid credentials or limits', schema: apiErrorBody },
   unauthorized: { description: 'missing or invalid bearer token', schema: apiErrorBody },
 };
 
@@ -46,7 +70,7 @@ export function providerRoutes(providers: ProviderService): RouteDefinition[] {
       method: 'PUT',
       path: '/v1/llm-provider/{provider}',
       tag: 'providers',
-      summary: 'Create or replace a provider configuration; credentials are encrypted at rest',
+      summary: 'Create or replace a provider configuration and its limits for this account’s runs; credentials are encrypted at rest',
       params: providerParams,
       body: { json: putBody },
       responses: {

@@ -19,12 +19,25 @@ interface ProviderConfigRecord extends AccountRecord {
   provider: ProviderName;
   enabled: boolean;
   sealed_credentials: string;
+  /** Absent in records written before limits existed: no limit. */
+  max_concurrency?: number | null;
+  requests_per_minute?: number | null;
   created_at: string;
   updated_at: string;
 }
 
+/**
+ * What the account allows its runs on this provider (ARCHITECTURE.md, "Run scheduling"): calls at
+ * the vendor at once, and calls started per minute; null: no limit of its own (the vendor's 429s
+ * still back it off).
+ */
+export interface ProviderCallLimits {
+  max_concurrency: number | null;
+  requests_per_minute: number | null;
+}
+
 /** A provider configuration as answered: secret values masked. */
-export interface ProviderConfigView {
+export interface ProviderConfigView extends ProviderCallLimits {
   provider: ProviderName;
   enabled: boolean;
   credentials: Record<string, string>;
@@ -32,9 +45,15 @@ export interface ProviderConfigView {
   updated_at: string;
 }
 
-export interface ProviderConfigInput {
+export interface ProviderConfigInput extends Partial<ProviderCallLimits> {
   enabled: boolean;
   credentials: unknown;
+}
+
+/** What a model call needs: the opened credentials and the account's limits on the provider. */
+export interface ProviderCallSettings<P extends ProviderName> {
+  credentials: ProviderCredentials[P];
+  limits: ProviderCallLimits;
 }
 
 /** Thrown when a model call needs a provider the account has not configured or has disabled. */
@@ -96,6 +115,8 @@ export class ProviderService {
         provider,
         enabled: input.enabled,
         sealed_credentials: sealed,
+        max_concurrency: input.max_concurrency ?? null,
+        requests_per_minute: input.requests_per_minute ?? null,
         created_at: existing?.created_at ?? now,
         updated_at: now,
       };
@@ -124,10 +145,15 @@ export class ProviderService {
 
   /** The plaintext credentials for a model call, opened now; fails naming the provider when unusable. */
   async getCredentials<P extends ProviderName>(accountId: string, provider: P): Promise<ProviderCredentials[P]> {
+    return (await this.getCallSettings(accountId, provider)).credentials;
+  }
+
+  /** The credentials (opened now) and the account's limits for a model call; fails naming the provider when unusable. */
+  async getCallSettings<P extends ProviderName>(accountId: string, provider: P): Promise<ProviderCallSettings<P>> {
     const record = await this.configs.get(accountId, configId(accountId, provider));
     if (!record) throw new ProviderUnavailableError(provider, 'not_configured');
     if (!record.enabled) throw new ProviderUnavailableError(provider, 'disabled');
-    return (await this.open(record)) as unknown as ProviderCredentials[P];
+    return { credentials: (await this.open(record)) as unknown as ProviderCredentials[P], limits: limitsOf(record) };
   }
 
   /** The account's enabled providers, in the order of `PROVIDER_NAMES`. */
@@ -163,6 +189,7 @@ export class ProviderService {
       provider: record.provider,
       enabled: record.enabled,
       credentials: maskCredentials(credentials),
+      ...limitsOf(record),
       created_at: record.created_at,
       updated_at: record.updated_at,
     };
@@ -173,6 +200,10 @@ export class ProviderService {
 export function parseProviderName(name: string): ProviderName {
   if (isProviderName(name)) return name;
   throw ApiError.badRequest(`unknown provider '${name.slice(0, 100)}'; use one of ${PROVIDER_NAMES.join(', ')}`);
+}
+
+function limitsOf(record: ProviderConfigRecord): ProviderCallLimits {
+  return { max_concurrency: record.max_concurrency ?? null, requests_per_minute: record.requests_per_minute ?? null };
 }
 
 /** One configuration per account and provider; no provider name contains ':', so ids never collide. */

@@ -8,7 +8,7 @@ import { Logger } from '../../ports/logger';
 import type { Lifecycle } from '../lifecycle';
 import { Metrics, type MetricsRegistry } from '../ops/metrics';
 import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
-import { AccountSlots, type SlotOutcome } from './account-slots';
+import { RunScheduler, type SlotOutcome, type WakeUp } from './run-scheduler';
 import { RunExecutor } from './executors/run-executor';
 import { describeFailure, isUnexpectedFailure, RunCancelled, RunTimedOut } from './run-failure';
 import { ACTIVE_RUN_STATUSES, isFinished, RUN_STATUSES, type RunRecord, type RunStatus, toRunView, type RunView } from './run-record';
@@ -46,8 +46,10 @@ export function runTopic(runId: string): string {
 type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord, 'outputs' | 'usage' | 'trace'>>;
 
 /**
- * Executes runs through the durable `JobQueue` (job `run.execute`, key = run id): at most
- * `runConcurrency` at once in this process and `runConcurrencyPerAccount` per account. Every
+ * Executes runs through the durable `JobQueue` (job `run.execute`, key = run id). Who runs when is
+ * the `RunScheduler`'s: up to `runConcurrency` runs in flight in this process (a run waiting on a
+ * vendor included) and `runConcurrencyPerAccount` per account, shared fairly between accounts
+ * (ARCHITECTURE.md, "Run scheduling"). Every
  * transition is a conditional write, so a cancel racing a completion ends in exactly one final
  * state; whoever wins publishes the run on `run:<id>` and schedules its callback.
  *
@@ -60,8 +62,8 @@ type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord,
 @injectable()
 export class RunEngine implements Lifecycle {
   readonly name = 'runs';
-  private readonly slots: AccountSlots;
-  /** Runs executing, or waiting for a slot, in this process: to abort on cancel. */
+  private readonly slots: RunScheduler;
+  /** Runs in flight, or waiting for a slot, in this process: to abort on cancel. */
   private readonly executing = new Map<string, AbortController>();
   private repairTimer: Timer | undefined;
 
@@ -77,11 +79,13 @@ export class RunEngine implements Lifecycle {
     @inject(Logger) private readonly logger: Logger,
     @inject(RunloomConfig) private readonly config: RunloomConfig,
   ) {
-    this.slots = new AccountSlots(config.runConcurrencyPerAccount);
+    this.slots = new RunScheduler({ maxInFlight: config.runConcurrency, maxInFlightPerAccount: config.runConcurrencyPerAccount });
   }
 
   async start(): Promise<void> {
-    this.queue.register<RunJob>(RUN_JOB, (job, context) => this.execute(job, context), { concurrency: this.config.runConcurrency });
+    // Runs in flight plus as many waiting for a slot hold jobs; the scheduler, not the queue, says who runs.
+    const concurrency = this.config.runConcurrency * 2;
+    this.queue.register<RunJob>(RUN_JOB, (job, context) => this.execute(job, context), { concurrency });
     this.metrics.gauge('runloom_runs', 'Runs by status', async () =>
       Promise.all(RUN_STATUSES.map(async (status) => ({ labels: { status }, value: await this.database.count(RUNS_COLLECTION, { status }) }))),
     );
@@ -154,12 +158,12 @@ export class RunEngine implements Lifecycle {
     if (!run) throw new Error(`run ${job.run_id} is not in the store (yet)`);
     if (isFinished(run.status)) {
       // Finished before this job ended (a crash after the outcome, a cancel): make sure of the callback.
-      this.wake(run.account_id, this.slots.forfeit(run.account_id, run.id));
+      this.wake(this.slots.forfeit(run.account_id, run.id));
       await this.callbacks.schedule(run);
       return;
     }
     if (context.attempt > MAX_RUN_ATTEMPTS) {
-      this.wake(run.account_id, this.slots.forfeit(run.account_id, run.id));
+      this.wake(this.slots.forfeit(run.account_id, run.id));
       const interrupted = {
         code: 'interrupted',
         message: `the run was interrupted ${context.attempt - 1} times (the server stopped while it ran) and is not resumed again`,
@@ -184,13 +188,13 @@ export class RunEngine implements Lifecycle {
       if (slot === 'full') {
         // Give the job up so the server's slots go to other accounts' runs; a freed slot wakes this run.
         await this.queue.cancel(context.jobId);
-        this.wake(run.account_id, this.slots.park(run.account_id, run.id));
+        this.wake(this.slots.park(run.account_id, run.id));
         return;
       }
       try {
         await this.executeInSlot(run, controller, signal, context);
       } finally {
-        this.wake(run.account_id, this.slots.release(run.account_id));
+        this.wake(this.slots.release(run.account_id));
       }
     } finally {
       this.executing.delete(run.id);
@@ -279,13 +283,14 @@ export class RunEngine implements Lifecycle {
     return { status: 'failed', error: describeFailure(error) };
   }
 
-  /** Queues the job of a parked run whose turn has come; if that fails, its slot goes to the next one. */
-  private wake(accountId: string, runId: string | undefined): void {
-    if (runId === undefined) return;
-    this.enqueue(accountId, runId).catch((error: unknown) => {
-      this.logger.warn({ runId, error: messageOf(error) }, 'waking a parked run failed; the periodic repair queues it');
-      this.wake(accountId, this.slots.forfeit(accountId, runId));
-    });
+  /** Queues the jobs of parked runs whose turn has come; if that fails, a run's kept slot goes to the next one. */
+  private wake(runs: readonly WakeUp[]): void {
+    for (const { accountId, runId } of runs) {
+      this.enqueue(accountId, runId).catch((error: unknown) => {
+        this.logger.warn({ runId, error: messageOf(error) }, 'waking a parked run failed; the periodic repair queues it');
+        this.wake(this.slots.forfeit(accountId, runId));
+      });
+    }
   }
 }
 

@@ -1,8 +1,10 @@
 import { ContainerModule } from 'inversify';
 import { RouteTable } from '../../http/route';
+import { Clock } from '../../ports/clock';
 import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
 import { RunExecutor } from './executors/run-executor';
+import { ProviderGates } from './provider-gates';
 import { RunEngine } from './run-engine';
 import { RunRepository, runsMigrations } from './run-repository';
 import { RunService } from './run-service';
@@ -15,6 +17,9 @@ import { runsRoutes } from './runs-routes';
 export const runsModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue(runsMigrations);
   bind(RunRepository).toSelf().inSingletonScope();
+  bind(ProviderGates)
+    .toResolvedValue((clock: Clock) => new ProviderGates(clock), [Clock])
+    .inSingletonScope();
   bind(RunExecutor).toSelf().inSingletonScope();
   bind(RunEngine).toSelf().inSingletonScope();
   bind(Lifecycle).toService(RunEngine);

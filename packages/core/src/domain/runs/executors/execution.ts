@@ -1,5 +1,5 @@
 import type { HttpClient, HttpRequest, HttpResponse } from '../../../ports/http-client';
-import type { ModelGateway, ModelRequest, ModelResponse } from '../../../ports/model-gateway';
+import { ModelCallError, type ModelGateway, type ModelRequest, type ModelResponse } from '../../../ports/model-gateway';
 import type { ProviderService } from '../../providers/provider-service';
 import type { ProviderName } from '../../../ports/provider-names';
 import type { RunnableService } from '../../runnables/runnable-service';
@@ -7,6 +7,7 @@ import { RunFailure } from '../run-failure';
 import { executeRunnable } from './execute-runnable';
 import type { RunOutput, RunUsage } from '../run-record';
 import type { RunTelemetry } from '../run-telemetry';
+import type { ProviderGates, ProviderLimits } from '../provider-gates';
 import type { Scope } from './templates';
 
 /** What a runnable, a flow step or a tool produced: its outputs, and the value later steps see. */
@@ -32,7 +33,14 @@ export interface ExecutionServices {
   runnables: RunnableService;
   /** Outbound requests under the server's egress policy. */
   http: HttpClient;
+  /** Who may call which vendor now: the account's provider limits and the vendors' back-offs. */
+  gates: ProviderGates;
 }
+
+/** Attempts of one model call: the first and two retries of a 429 or a 5xx (what the AI SDK does by default). */
+export const MAX_MODEL_CALL_ATTEMPTS = 3;
+/** Wait before retrying when the vendor says nothing; doubles each time (the AI SDK's own schedule). */
+const RETRY_INITIAL_DELAY_MS = 2000;
 
 /** Runnables calling runnables (flows, agent tools) stop at this depth: a cycle would never end. */
 export const MAX_NESTING_DEPTH = 8;
@@ -68,22 +76,46 @@ export class Execution {
     return new Execution(this.services, this.accountId, signal, this.telemetry, this.usage, this.depth);
   }
 
-  /** One model call by step `step`: the provider's credentials are opened now and used only for it. */
+  /**
+   * One model call by step `step`: the provider's credentials are opened now and used only for
+   * it. The call waits for the account's limits on the provider; a 429 backs the provider off for
+   * the whole account (as long as the vendor's `retry-after` says) and the call waits its turn
+   * again, a 5xx is retried after a delay; neither wait holds a vendor slot.
+   */
   callModel(step: string, choice: ModelChoice, prompt: ModelPrompt): Promise<ModelResponse> {
     this.signal.throwIfAborted();
     return this.telemetry.modelCall(step, choice.provider, choice.model, async () => {
-      const credentials = await this.services.providers.getCredentials(this.accountId, choice.provider);
-      const response = await this.services.gateway.generate({
-        ...prompt,
-        provider: choice.provider,
-        model: choice.model,
-        credentials,
-        params: choice.params,
-        signal: this.signal,
-      });
-      this.usage.input_tokens += response.usage.input_tokens;
-      this.usage.output_tokens += response.usage.output_tokens;
-      return response;
+      const { gates } = this.services;
+      const settings = await this.services.providers.getCallSettings(this.accountId, choice.provider);
+      const limits: ProviderLimits = { maxConcurrency: settings.limits.max_concurrency, requestsPerMinute: settings.limits.requests_per_minute };
+      for (let attempt = 1; ; attempt++) {
+        const permit = await gates.acquire(this.accountId, choice.provider, limits, this.signal);
+        let retryInMs: number | undefined;
+        try {
+          const response = await this.services.gateway.generate({
+            ...prompt,
+            provider: choice.provider,
+            model: choice.model,
+            credentials: settings.credentials,
+            params: choice.params,
+            signal: this.signal,
+            maxRetries: 0,
+          });
+          this.usage.input_tokens += response.usage.input_tokens;
+          this.usage.output_tokens += response.usage.output_tokens;
+          return response;
+        } catch (error) {
+          retryInMs = attempt < MAX_MODEL_CALL_ATTEMPTS && !this.signal.aborted ? retryDelayMs(error, attempt) : undefined;
+          if (retryInMs === undefined) throw error;
+          if ((error as ModelCallError).code === 'rate_limited') {
+            gates.backOff(this.accountId, choice.provider, retryInMs);
+            retryInMs = 0;
+          }
+        } finally {
+          permit.release();
+        }
+        if (retryInMs > 0) await gates.delay(retryInMs, this.signal);
+      }
     });
   }
 
@@ -108,4 +140,12 @@ export class Execution {
   http(request: Omit<HttpRequest, 'signal' | 'egress'>): Promise<HttpResponse> {
     return this.services.http.request({ ...request, signal: this.signal });
   }
+}
+
+/** How long to wait before retrying a failed call; undefined when retrying would not help. */
+function retryDelayMs(error: unknown, attempt: number): number | undefined {
+  if (!(error instanceof ModelCallError)) return undefined;
+  const retryable = error.code === 'rate_limited' || (error.code === 'vendor_error' && error.status !== undefined && error.status >= 500);
+  if (!retryable) return undefined;
+  return error.retryAfterMs ?? RETRY_INITIAL_DELAY_MS * 2 ** (attempt - 1);
 }

@@ -6,6 +6,7 @@ import { ResourceService } from '../../resources/resource-service';
 import { RunnableService } from '../../runnables/runnable-service';
 import type { RunRecord, RunUsage } from '../run-record';
 import type { RunTelemetry } from '../run-telemetry';
+import { ProviderGates } from '../provider-gates';
 import { loadEmbeddedInputs } from './embedded-inputs';
 import { executeRunnable } from './execute-runnable';
 import { Execution, type ExecutionServices, type StepOutcome } from './execution';
@@ -21,8 +22,9 @@ export class RunExecutor {
     @inject(RunnableService) runnables: RunnableService,
     @inject(HttpClient) http: HttpClient,
     @inject(ResourceService) private readonly resources: ResourceService,
+    @inject(ProviderGates) gates: ProviderGates,
   ) {
-    this.services = { gateway, providers, runnables, http };
+    this.services = { gateway, providers, runnables, http, gates };
   }
 
   /** Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either way. */

@@ -1,0 +1,199 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Queue, QueueEvents } from 'bullmq';
+import { type BenchResult, benchResult } from './bench-result';
+import { bootstrapFlag, fetchToken, processCpuMs, startChildServer } from './child-server';
+import { FAKE_API_KEY, FAKE_MODEL, FAKE_PROMPT, FAKE_REQUEST_BODY, startFakeVendor } from './fake-vendor';
+
+/**
+ * Runloom against its peer, side by side on one instant fake vendor:
+ * (c) submit-and-wait rate with CLIENTS clients: `POST …/runs?mode=sync` on `runloom serve` with
+ *     its defaults, over BullMQ on its own `redis-server` (appendonly yes, appendfsync always, no
+ *     snapshots; a free loopback port, a scratch dir) with a worker of concurrency 32 in its own
+ *     process calling the same fake, CLIENTS clients doing `queue.add` + `job.waitUntilFinished`;
+ * (b) server CPU per completed run: `runloom serve`'s, and the worker's plus Redis's for the peer.
+ * `BENCH_PEER_RUNS` (default 3000) sets the runs of each side.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
+const REDIS_SERVER = process.env.BENCH_REDIS_SERVER ?? '/usr/bin/redis-server';
+const RUNS = Number(process.env.BENCH_PEER_RUNS ?? 3000);
+const WARMUP = 300;
+const CLIENTS = 32;
+const WORKER_CONCURRENCY = 32;
+const CLIENT = { account: 'acct-peer', id: 'bench-peer-client', secret: 'bench-peer-secret-0123456789' };
+const QUEUE = 'bench-runs';
+
+/** The peer's worker: calls the fake vendor as a run would and answers its text. */
+function workerSource(redisPort: number, vendorUrl: string): string {
+  return `
+const { Worker } = require('bullmq');
+const body = ${JSON.stringify(FAKE_REQUEST_BODY)};
+const worker = new Worker(${JSON.stringify(QUEUE)}, async () => {
+  const response = await fetch(${JSON.stringify(`${vendorUrl}/v1/chat/completions`)}, {
+    method: 'POST',
+    headers: { authorization: 'Bearer ${FAKE_API_KEY}', 'content-type': 'application/json' },
+    body,
+  });
+  const answer = await response.json();
+  return { text: answer.choices[0].message.content };
+}, { connection: { host: '127.0.0.1', port: ${redisPort} }, concurrency: ${WORKER_CONCURRENCY}, removeOnComplete: { count: 1000 } });
+// startChildServer waits for this line: the worker is connected to its Redis.
+worker.waitUntilReady().then(() => console.log('worker listening on http://127.0.0.1:${redisPort}'));
+process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
+`;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function startRedis(dir: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    REDIS_SERVER,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--daemonize', 'no', '--protected-mode', 'yes'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout!.setEncoding('utf8');
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (data: string) => {
+      output += data;
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`redis-server exited:\n${output}`)));
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await ready.finally(() => clearTimeout(timer));
+  const exited = once(child, 'exit');
+  return {
+    port,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Runs `task` `count` times, CLIENTS at a time: completions per second. */
+async function rate(count: number, task: () => Promise<void>): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < count) {
+        next += 1;
+        await task();
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+export async function run(): Promise<BenchResult[]> {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
+  if (!fs.existsSync(REDIS_SERVER)) throw new Error(`${REDIS_SERVER} is missing: install Debian's redis-server (apt-get install redis-server)`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-peer-'));
+  const fake = await startFakeVendor(dataDir);
+  try {
+    // Runloom on its defaults.
+    let runloomRate: number;
+    let runloomCpuPerRun: number;
+    const server = await startChildServer([CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
+    try {
+      const authorization = `Bearer ${await fetchToken(server.url, CLIENT)}`;
+      const call = async (method: string, target: string, body: unknown): Promise<unknown> => {
+        const response = await fetch(`${server.url}${target}`, { method, headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const text = await response.text();
+        if (response.status >= 300) throw new Error(`${method} ${target} answered ${response.status}: ${text}`);
+        return JSON.parse(text);
+      };
+      await call('PUT', '/v1/llm-provider/openai', { enabled: true, credentials: { api_key: FAKE_API_KEY, base_url: fake.url } });
+      const runnable = (await call('POST', '/v1/runnables', {
+        name: 'bench peer',
+        config_content_parsed: { type: 'prompt', prompt: FAKE_PROMPT, llms: [{ provider: 'openai', model: FAKE_MODEL }] },
+      })) as { id: string };
+      const syncRun = async (): Promise<void> => {
+        const ran = (await call('POST', `/v1/runnable/${runnable.id}/runs?mode=sync`, {})) as { status: string };
+        if (ran.status !== 'succeeded') throw new Error(`a sync run ended ${ran.status}`);
+      };
+      await rate(WARMUP, syncRun);
+      const cpuBefore = server.cpuMs();
+      runloomRate = await rate(RUNS, syncRun);
+      runloomCpuPerRun = (server.cpuMs() - cpuBefore) / RUNS;
+    } finally {
+      await server.stop();
+    }
+
+    // The peer: BullMQ on its own Redis.
+    const redisDir = path.join(dataDir, 'redis');
+    fs.mkdirSync(redisDir);
+    const redis = await startRedis(redisDir);
+    let peerRate: number;
+    let peerCpuPerRun: number;
+    try {
+      const worker = await startChildServer(['-e', workerSource(redis.port, fake.url)], dataDir);
+      const connection = { host: '127.0.0.1', port: redis.port };
+      const queue = new Queue(QUEUE, { connection });
+      const events = new QueueEvents(QUEUE, { connection });
+      // Every waiting client adds listeners to both (BullMQ's waitUntilFinished).
+      queue.setMaxListeners(CLIENTS * 2);
+      events.setMaxListeners(CLIENTS * 2);
+      try {
+        await events.waitUntilReady();
+        const job = async (): Promise<void> => {
+          const added = await queue.add('run', { runnable: 'bench' }, { removeOnComplete: 1000 });
+          const result = (await added.waitUntilFinished(events, 30_000)) as { text: string };
+          if (result.text !== 'Hello') throw new Error(`a peer job answered ${JSON.stringify(result)}`);
+        };
+        await rate(WARMUP, job);
+        const cpuBefore = worker.cpuMs() + processCpuMs(redis.pid);
+        peerRate = await rate(RUNS, job);
+        peerCpuPerRun = (worker.cpuMs() + processCpuMs(redis.pid) - cpuBefore) / RUNS;
+      } finally {
+        await events.close();
+        await queue.close();
+        await worker.stop();
+      }
+    } finally {
+      await redis.stop();
+    }
+
+    process.stderr.write(
+      `  runloom sync runs: ${runloomRate.toFixed(0)}/s, server CPU ${runloomCpuPerRun.toFixed(2)} ms/run; ` +
+        `bullmq: ${peerRate.toFixed(0)}/s, worker + redis CPU ${peerCpuPerRun.toFixed(2)} ms/run\n`,
+    );
+    return [
+      benchResult({
+        name: `(c) submit-and-wait runs/s, ${CLIENTS} clients: runloom sync runs (defaults) / BullMQ + Redis (appendfsync always), worker concurrency ${WORKER_CONCURRENCY}`,
+        value: runloomRate,
+        baseline: peerRate,
+        goal: { of: 'ratio', atLeast: 1 },
+        unit: '/s',
+      }),
+      benchResult({
+        name: '(b) server CPU per completed run (instant vendor): runloom serve / BullMQ worker + Redis',
+        value: runloomCpuPerRun,
+        baseline: peerCpuPerRun,
+        goal: { of: 'value', atMost: 1.5 },
+        unit: 'ms',
+      }),
+    ];
+  } finally {
+    await fake.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
