@@ -51,6 +51,11 @@ const CLIENT_CREATE_FLAGS = {
   account: { type: 'string', value: 'ACCOUNT', help: 'account the new client belongs to (required)', noEnv: true },
   'data-dir': SERVE_FLAGS['data-dir'],
   'database-url': SERVE_FLAGS['database-url'],
+  'secret-key': {
+    type: 'string',
+    value: 'BASE64',
+    help: "the server's key; with --database-url, needed unless --data-dir holds the server's secret.key",
+  },
   help: { type: 'boolean', help: 'show this help', noEnv: true },
 } as const satisfies Record<string, FlagSpec>;
 
@@ -59,17 +64,17 @@ export interface ServeOptions {
   port: number;
   /** Folder of resource bytes when not the data dir's `blobs/`. */
   blobStore?: string;
-  runloom: CreateRunloomOptions;
+  runloom: CreateRunloomOptions & { dataDir: string };
 }
 
 export interface ClientCreateOptions {
   account: string;
-  runloom: CreateRunloomOptions;
+  runloom: CreateRunloomOptions & { dataDir: string };
 }
 
 export const SERVE_USAGE = usage('runloom serve [options]', 'Starts the Runloom HTTP server.', SERVE_FLAGS);
 export const CLIENT_CREATE_USAGE = usage(
-  'runloom client create --account ACCOUNT [--data-dir DIR | --database-url URL]',
+  'runloom client create --account ACCOUNT [--data-dir DIR | --database-url URL [--secret-key BASE64]]',
   'Creates a service-account client and prints its client_id and client_secret (shown once).',
   CLIENT_CREATE_FLAGS,
 );
@@ -137,6 +142,7 @@ export function parseClientCreateOptions(args: string[], env: Env): ClientCreate
     runloom: {
       dataDir: path.resolve(nonEmpty('data-dir', values['data-dir'] ?? env.RUNLOOM_DATA_DIR) ?? './.runloom-data'),
       databaseUrl: databaseUrl(values['database-url'] ?? env.RUNLOOM_DATABASE_URL),
+      secretKey: secretKey(values['secret-key'] ?? env.RUNLOOM_SECRET_KEY),
     },
   };
 }

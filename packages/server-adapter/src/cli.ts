@@ -1,8 +1,11 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { ContainerModule } from 'inversify';
 import pino from 'pino';
+import { SECRET_KEY_FILE } from '../../core/src/adapters/node/aes-gcm-secret-box';
 import { PinoLogger } from '../../core/src/adapters/node/pino-logger';
-import { BlobStore, createRunloom, LocalDiskBlobStore, Logger } from '../../core/src/index';
+import { BlobStore, createRunloom, type CreateRunloomOptions, LocalDiskBlobStore, Logger, type Runloom, SecretKeyMismatchError } from '../../core/src/index';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
@@ -21,6 +24,29 @@ Commands:
 
 Run 'runloom <command> --help' for the options of a command.
 `;
+
+/** The secret key is missing or is not the one the store's secrets were sealed with: one line, exit 2. */
+class SecretKeyError extends Error {
+  override readonly name = 'SecretKeyError';
+}
+
+const HOW_TO_PASS_THE_KEY = "pass the server's key with --secret-key (or RUNLOOM_SECRET_KEY), or --data-dir of the server, which holds it as secret.key";
+
+/**
+ * `createRunloom`, with a store whose secrets another key sealed (a PostgreSQL database shared with a
+ * server whose key lives elsewhere) reported as which key is needed and how to pass it.
+ */
+async function openRunloom(options: CreateRunloomOptions & { dataDir: string }): Promise<Runloom> {
+  try {
+    return await createRunloom(options);
+  } catch (error) {
+    if (!(error instanceof SecretKeyMismatchError)) throw error;
+    const tried = options.secretKey !== undefined ? 'the key given by --secret-key/RUNLOOM_SECRET_KEY' : path.join(options.dataDir, SECRET_KEY_FILE);
+    throw new SecretKeyError(`the secret key does not match this database: its secrets were sealed with the key of the server that created them, not with ${tried}; ${HOW_TO_PASS_THE_KEY}`, {
+      cause: error,
+    });
+  }
+}
 
 /** Runs one command; resolves to the exit code. */
 async function main(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -43,7 +69,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const signals = shutdownSignals();
   const destination = pino.destination({ dest: 1, sync: false });
   const logger = new PinoLogger(destination);
-  const runloom = await createRunloom({ ...options.runloom, modules: [hostModule(options, logger)] });
+  const runloom = await openRunloom({ ...options.runloom, modules: [hostModule(options, logger)] });
   let server: Awaited<ReturnType<typeof listen>>;
   try {
     server = await listen(runloom, { host: options.host, port: options.port });
@@ -94,7 +120,12 @@ async function createClient(args: string[], env: NodeJS.ProcessEnv): Promise<num
     process.stdout.write(CLIENT_CREATE_USAGE);
     return 0;
   }
-  const runloom = await createRunloom(options.runloom);
+  const { dataDir, databaseUrl, secretKey } = options.runloom;
+  // Never a fresh key beside a database that may hold secrets sealed with the server's key.
+  if (databaseUrl !== undefined && secretKey === undefined && !existsSync(path.join(dataDir, SECRET_KEY_FILE))) {
+    throw new SecretKeyError(`--database-url needs the server's secret key, and ${dataDir} holds no ${SECRET_KEY_FILE}: ${HOW_TO_PASS_THE_KEY}`);
+  }
+  const runloom = await openRunloom(options.runloom);
   try {
     const credentials = await runloom.auth.createClient(options.account);
     process.stdout.write(`${JSON.stringify({ account: options.account, ...credentials }, null, 2)}\n`);
@@ -110,6 +141,10 @@ main(process.argv.slice(2), process.env).then(
   (error: unknown) => {
     if (error instanceof UsageError) {
       process.stderr.write(`runloom: ${error.message}\nRun 'runloom --help' or 'runloom <command> --help' for usage.\n`);
+      process.exit(2);
+    }
+    if (error instanceof SecretKeyError) {
+      process.stderr.write(`runloom: ${error.message}\n`);
       process.exit(2);
     }
     process.stderr.write(`runloom: ${error instanceof Error ? error.message : String(error)}\n`);
