@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { createTestSchema, TEST_DATABASE_URL } from '../packages/core/test-support/postgres-test-store';
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
@@ -239,6 +240,48 @@ describe('runloom CLI', function () {
     const missingAccount = runCli(['client', 'create', '--data-dir', dataDir]);
     assert.equal(await missingAccount.exited, 2);
     assert.match(missingAccount.stderr(), /--account is required/);
+  });
+
+  it("client create on PostgreSQL takes the server's key; a wrong or missing key says which key and how to pass it", async () => {
+    const schema = createTestSchema();
+    try {
+      const databaseUrl = `${TEST_DATABASE_URL}?schema=${schema.schema}`;
+      // The server's key lives in its data dir; the command runs from elsewhere.
+      const cli = serve(['--database-url', databaseUrl]);
+      const url = await listeningUrl(cli);
+      const serverKey = fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8').trim();
+      const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
+      try {
+        const create = (args: string[], env: Record<string, string> = {}) =>
+          runCli(['client', 'create', '--account', 'acct-pg', '--database-url', databaseUrl, '--data-dir', elsewhere, ...args], env);
+
+        for (const [args, env] of [[['--secret-key', serverKey], {}], [[], { RUNLOOM_SECRET_KEY: serverKey }]] as const) {
+          const created = create([...args], env);
+          assert.equal(await created.exited, 0, created.stderr());
+          const printed = JSON.parse(created.stdout()) as { client_id: string; client_secret: string };
+          assert.ok(await token(url, { account: 'acct-pg', id: printed.client_id, secret: printed.client_secret }));
+        }
+        // The server's data dir holds the key too.
+        const fromDataDir = runCli(['client', 'create', '--account', 'acct-pg', '--database-url', databaseUrl, '--data-dir', dataDir]);
+        assert.equal(await fromDataDir.exited, 0, fromDataDir.stderr());
+
+        const wrong = create(['--secret-key', Buffer.alloc(32, 7).toString('base64')]);
+        assert.equal(await wrong.exited, 2);
+        assert.match(wrong.stderr(), /^runloom: the secret key does not match this database: .*--secret-key \(or RUNLOOM_SECRET_KEY\), or --data-dir of the server/);
+        const missing = create([]);
+        assert.equal(await missing.exited, 2);
+        assert.match(missing.stderr(), /^runloom: --database-url needs the server's secret key, and .* holds no secret\.key: pass the server's key with --secret-key/);
+        for (const failed of [wrong, missing]) {
+          assert.equal(failed.stderr().trim().split('\n').length, 1, `one line: ${failed.stderr()}`);
+          assert.equal(failed.stdout(), '');
+        }
+        assert.deepEqual(fs.readdirSync(elsewhere), [], 'no key was generated beside the command');
+      } finally {
+        fs.rmSync(elsewhere, { recursive: true, force: true });
+      }
+    } finally {
+      await schema.drop();
+    }
   });
 
 });

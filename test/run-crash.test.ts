@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { createRunloom, MAX_RUN_ATTEMPTS, type Runloom, type RunView } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 
@@ -40,9 +41,13 @@ async function startCallbackSink(): Promise<{ url: string; received: Callback[];
   };
 }
 
-/** Starts the child on `dataDir` and resolves with its first line of output; `kill()` sends SIGKILL and waits for the exit. */
-async function startChild(args: string[]): Promise<{ line: string; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts the child (on PostgreSQL when `databaseUrl` is given) and resolves with its first line of
+ * output; `kill()` sends SIGKILL and waits for the exit.
+ */
+async function startChildOn(args: string[], databaseUrl: string | undefined): Promise<{ line: string; kill(): Promise<void> }> {
+  const env = { ...process.env, RUNLOOM_DATABASE_URL: databaseUrl ?? '' };
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -72,73 +77,86 @@ async function waitFinished(runloom: Runloom, id: string, deadline: number): Pro
   }
 }
 
-describe('runs across kill -9', function () {
-  this.timeout(60_000);
-  let dataDir: string;
-  let fake: FakeVendorServer;
-  let sink: Awaited<ReturnType<typeof startCallbackSink>>;
-  let runloom: Runloom | undefined;
+for (const store of ['the embedded store', 'PostgreSQL'] as const) {
+  describe(`runs across kill -9 on ${store}`, function () {
+    this.timeout(60_000);
+    let dataDir: string;
+    let schema: TestSchema | undefined;
+    let databaseUrl: string | undefined;
+    let fake: FakeVendorServer;
+    let sink: Awaited<ReturnType<typeof startCallbackSink>>;
+    let runloom: Runloom | undefined;
+    const startChild = (args: string[]) => startChildOn(args, databaseUrl);
+    const restart = () => createRunloom({ dataDir, databaseUrl, allowPrivateNetwork: true });
 
-  beforeEach(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
-    fake = await startFakeVendor('openai');
-    sink = await startCallbackSink();
+    beforeEach(async () => {
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
+      if (store === 'PostgreSQL') {
+        schema = createTestSchema();
+        databaseUrl = `${TEST_DATABASE_URL}?schema=${schema.schema}`;
+      }
+      fake = await startFakeVendor('openai');
+      sink = await startCallbackSink();
+    });
+    afterEach(async () => {
+      await runloom?.close();
+      runloom = undefined;
+      await Promise.all([fake.close(), sink.close()]);
+      await schema?.drop();
+      schema = undefined;
+      databaseUrl = undefined;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('resumes every queued and running run after a restart, within seconds, and sends each callback', async () => {
+      // Three runs hang at the vendor (the child's account slots); three wait queued in line behind
+      // them, two more are parked without a job.
+      fake.reply({ type: 'hang' }, { type: 'hang' }, { type: 'hang' });
+      const child = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '8']);
+      const ids = child.line.replace(/^submitted /, '').split(' ');
+      assert.equal(ids.length, 8);
+      await fake.waitForRequests(3);
+      await child.kill();
+      assert.equal(sink.received.length, 0);
+
+      const restartedAt = Date.now();
+      runloom = await restart();
+      const runs = await Promise.all(ids.map((id) => waitFinished(runloom!, id, restartedAt + 10_000)));
+      assert.deepEqual(
+        runs.map((run) => run.status),
+        ids.map(() => 'succeeded'),
+      );
+      for (const run of runs) assert.equal(run.outputs[0]?.text_value, 'Hello from openai');
+      assert.ok(Date.now() - restartedAt < 10_000);
+      // The three interrupted calls are made again, the five queued runs for the first time.
+      assert.equal(fake.requests.length, 3 + 8);
+
+      await sink.waitFor(8);
+      assert.deepEqual(sink.received.map((callback) => callback.data.id).sort(), [...ids].sort());
+      for (const callback of sink.received) assert.deepEqual([callback.type, callback.data.status], ['run.completed', 'succeeded']);
+    });
+
+    it(`fails a run interrupted ${MAX_RUN_ATTEMPTS} times with 'interrupted' instead of resuming it again, and still sends its callback`, async () => {
+      fake.reply(...Array.from({ length: MAX_RUN_ATTEMPTS }, () => ({ type: 'hang' as const })));
+      const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '1']);
+      const id = first.line.replace(/^submitted /, '');
+      await fake.waitForRequests(1);
+      await first.kill();
+      for (let attempt = 2; attempt <= MAX_RUN_ATTEMPTS; attempt++) {
+        const resumed = await startChild([dataDir, 'resume']);
+        await fake.waitForRequests(attempt);
+        await resumed.kill();
+      }
+
+      const restartedAt = Date.now();
+      runloom = await restart();
+      const run = await waitFinished(runloom, id, restartedAt + 10_000);
+      assert.equal(run.status, 'failed');
+      assert.equal(run.error?.code, 'interrupted');
+      assert.match(run.error?.message ?? '', /interrupted 3 times/);
+      assert.equal(fake.requests.length, MAX_RUN_ATTEMPTS);
+      await sink.waitFor(1);
+      assert.deepEqual([sink.received[0]!.data.id, sink.received[0]!.data.status, sink.received[0]!.data.error?.code], [id, 'failed', 'interrupted']);
+    });
   });
-  afterEach(async () => {
-    await runloom?.close();
-    runloom = undefined;
-    await Promise.all([fake.close(), sink.close()]);
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  it('resumes every queued and running run after a restart, within seconds, and sends each callback', async () => {
-    // Three runs hang at the vendor (the child's account slots); three wait queued in line behind
-    // them, two more are parked without a job.
-    fake.reply({ type: 'hang' }, { type: 'hang' }, { type: 'hang' });
-    const child = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '8']);
-    const ids = child.line.replace(/^submitted /, '').split(' ');
-    assert.equal(ids.length, 8);
-    await fake.waitForRequests(3);
-    await child.kill();
-    assert.equal(sink.received.length, 0);
-
-    const restartedAt = Date.now();
-    runloom = await createRunloom({ dataDir, allowPrivateNetwork: true });
-    const runs = await Promise.all(ids.map((id) => waitFinished(runloom!, id, restartedAt + 10_000)));
-    assert.deepEqual(
-      runs.map((run) => run.status),
-      ids.map(() => 'succeeded'),
-    );
-    for (const run of runs) assert.equal(run.outputs[0]?.text_value, 'Hello from openai');
-    assert.ok(Date.now() - restartedAt < 10_000);
-    // The three interrupted calls are made again, the five queued runs for the first time.
-    assert.equal(fake.requests.length, 3 + 8);
-
-    await sink.waitFor(8);
-    assert.deepEqual(sink.received.map((callback) => callback.data.id).sort(), [...ids].sort());
-    for (const callback of sink.received) assert.deepEqual([callback.type, callback.data.status], ['run.completed', 'succeeded']);
-  });
-
-  it(`fails a run interrupted ${MAX_RUN_ATTEMPTS} times with 'interrupted' instead of resuming it again, and still sends its callback`, async () => {
-    fake.reply(...Array.from({ length: MAX_RUN_ATTEMPTS }, () => ({ type: 'hang' as const })));
-    const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '1']);
-    const id = first.line.replace(/^submitted /, '');
-    await fake.waitForRequests(1);
-    await first.kill();
-    for (let attempt = 2; attempt <= MAX_RUN_ATTEMPTS; attempt++) {
-      const resumed = await startChild([dataDir, 'resume']);
-      await fake.waitForRequests(attempt);
-      await resumed.kill();
-    }
-
-    const restartedAt = Date.now();
-    runloom = await createRunloom({ dataDir, allowPrivateNetwork: true });
-    const run = await waitFinished(runloom, id, restartedAt + 10_000);
-    assert.equal(run.status, 'failed');
-    assert.equal(run.error?.code, 'interrupted');
-    assert.match(run.error?.message ?? '', /interrupted 3 times/);
-    assert.equal(fake.requests.length, MAX_RUN_ATTEMPTS);
-    await sink.waitFor(1);
-    assert.deepEqual([sink.received[0]!.data.id, sink.received[0]!.data.status, sink.received[0]!.data.error?.code], [id, 'failed', 'interrupted']);
-  });
-});
+}

@@ -9,7 +9,7 @@ export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/me
 export { openSqlJsDatabase, SqlJsDatabase, StoreLockedError, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
-export { AesGcmSecretBox } from './adapters/node/aes-gcm-secret-box';
+export { AesGcmSecretBox, SECRET_KEY_FILE } from './adapters/node/aes-gcm-secret-box';
 export { ScryptPasswordHasher, type ScryptParameters } from './adapters/node/scrypt-password-hasher';
 export { NodeContentHasher } from './adapters/node/node-content-hasher';
 export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';

@@ -1,4 +1,4 @@
-import type { Database, Doc, Migration, Query, Where, WriteOp } from '../src/ports/database';
+import type { Database, Doc, LivenessHold, Migration, Query, Where, WriteOp } from '../src/ports/database';
 import type { JobQueue } from '../src/ports/job-queue';
 import type { Logger } from '../src/ports/logger';
 import { CONTRACT_NOTES, type JobQueueTestBed } from '../src/adapters/job-queue.contract';
@@ -27,6 +27,11 @@ const contractMigrations: Migration[] = [
 /** Builds the contract's test bed for `DatabaseJobQueue` over any store. */
 export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQueueTestBed> {
   const queues = new Map<JobQueue, SeverableDatabase>();
+  const severed = (queue: JobQueue): SeverableDatabase => {
+    const database = queues.get(queue);
+    if (!database) throw new Error('not a queue of this test bed');
+    return database;
+  };
   return {
     async createQueue(options = {}) {
       // Each instance migrates at start, as createRunloom does; the first one creates the jobs.
@@ -50,9 +55,10 @@ export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQu
       return database.get(CONTRACT_NOTES, id);
     },
     crash(queue) {
-      const database = queues.get(queue);
-      if (!database) throw new Error('not a queue of this test bed');
-      database.sever();
+      severed(queue).sever({ keepLiveness: false });
+    },
+    hang(queue) {
+      severed(queue).sever({ keepLiveness: true });
     },
     async cleanup() {
       for (const [queue, database] of queues) {
@@ -65,16 +71,35 @@ export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQu
 }
 
 /**
- * A handle that can lose its connection for good, as the store sees a process that died: every
- * call after `sever()` fails.
+ * A handle that can lose its connection for good: every call after `sever()` fails. Its liveness
+ * holds end too (a process that died), unless kept (a process stuck or cut off from the store).
  */
 class SeverableDatabase implements Database {
   private severed = false;
+  private readonly holds = new Set<LivenessHold>();
 
   constructor(private readonly inner: Database) {}
 
-  sever(): void {
+  sever(options: { keepLiveness: boolean }): void {
     this.severed = true;
+    if (options.keepLiveness) return;
+    for (const hold of this.holds) void hold.release();
+    this.holds.clear();
+  }
+
+  async holdLiveness(holder: string, onLost: (error: Error) => void): Promise<LivenessHold> {
+    const hold = await this.call(() => this.inner.holdLiveness(holder, onLost));
+    this.holds.add(hold);
+    return {
+      holder,
+      release: async () => {
+        this.holds.delete(hold);
+        await hold.release();
+      },
+    };
+  }
+  liveHolders(holders: readonly string[]): Promise<Set<string>> {
+    return this.call(() => this.inner.liveHolders(holders));
   }
 
   migrate(migrations: readonly Migration[]): Promise<void> {
@@ -92,8 +117,10 @@ class SeverableDatabase implements Database {
   write(ops: readonly WriteOp[]): Promise<void> {
     return this.call(() => this.inner.write(ops));
   }
-  close(): Promise<void> {
-    return this.inner.close();
+  async close(): Promise<void> {
+    for (const hold of this.holds) await hold.release();
+    this.holds.clear();
+    await this.inner.close();
   }
 
   private call<T>(operation: () => Promise<T>): Promise<T> {

@@ -236,7 +236,7 @@ describe('runloom client create options', () => {
     assert.throws(() => parseClientCreateOptions([], {}), /--account is required/);
     assert.deepEqual(parseClientCreateOptions(['--account', 'acct-a'], { RUNLOOM_DATA_DIR: '/tmp/env-dir' }), {
       account: 'acct-a',
-      runloom: { dataDir: '/tmp/env-dir', databaseUrl: undefined },
+      runloom: { dataDir: '/tmp/env-dir', databaseUrl: undefined, secretKey: undefined },
     });
     assert.equal(parseClientCreateOptions(['--account', 'a', '--data-dir', '/tmp/flag'], { RUNLOOM_DATA_DIR: '/tmp/env' })?.runloom.dataDir, '/tmp/flag');
   });
@@ -248,5 +248,14 @@ describe('runloom client create options', () => {
     }
     assert.ok(!CLIENT_CREATE_USAGE.includes('--port'));
     assert.throws(() => parseClientCreateOptions(['--account', 'a', '--port', '1'], {}), /Unknown option '--port'/);
+    assert.ok(CLIENT_CREATE_USAGE.includes('--secret-key BASE64'));
+  });
+
+  it("takes the server's key from --secret-key over RUNLOOM_SECRET_KEY, and refuses one that is not 32 bytes of base64", () => {
+    const [flag, env] = [Buffer.alloc(32, 1).toString('base64'), Buffer.alloc(32, 2).toString('base64')];
+    const key = (args: string[], variables: Record<string, string>) => parseClientCreateOptions(['--account', 'a', ...args], variables)?.runloom.secretKey;
+    assert.equal(key(['--secret-key', flag], { RUNLOOM_SECRET_KEY: env }), flag);
+    assert.equal(key([], { RUNLOOM_SECRET_KEY: env }), env);
+    assert.throws(() => key(['--secret-key', 'c2hvcnQ='], {}), /--secret-key must be 32 bytes in base64/);
   });
 });

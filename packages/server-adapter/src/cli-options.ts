@@ -247,9 +247,9 @@ const FLAGS = {
     to: { own: 'blobStore' },
   },
   'secret-key': {
-    commands: ['serve'],
+    commands: ['serve', 'client create'],
     value: 'BASE64',
-    help: '32-byte key for encryption and URL signing; share it between instances',
+    help: "32-byte key for encryption and URL signing; share it between instances. client create with --database-url needs the server's key, unless --data-dir holds its secret.key",
     shownDefault: 'generated into the data dir',
     secret: true,
     schema: z
@@ -288,12 +288,12 @@ export interface ServeOptions {
   port: number;
   /** Folder of resource bytes when not the data dir's `blobs/`. */
   blobStore?: string;
-  runloom: CreateRunloomOptions;
+  runloom: CommandRunloomOptions;
 }
 
 export interface ClientCreateOptions {
   account: string;
-  runloom: CreateRunloomOptions;
+  runloom: CommandRunloomOptions;
 }
 
 /** `runloom serve` flags over `RUNLOOM_*` variables over defaults; undefined means `--help`. */
@@ -320,7 +320,10 @@ type Source = string;
  * all of them with one zod object made of the rows' schemas; the first problem is a `UsageError`
  * naming the flag or the variable the value came from.
  */
-function parseCommand(command: Command, args: string[], env: Env): { own: Record<string, unknown>; runloom: CreateRunloomOptions } | undefined {
+/** Both commands take `--data-dir`, which has a default: the options always name the data dir. */
+type CommandRunloomOptions = CreateRunloomOptions & { dataDir: string };
+
+function parseCommand(command: Command, args: string[], env: Env): { own: Record<string, unknown>; runloom: CommandRunloomOptions } | undefined {
   const flags = rows.filter(([, row]) => row.commands.includes(command));
   const values = parseFlags(args, flags);
   if (values.help) return undefined;
@@ -371,7 +374,8 @@ function parseCommand(command: Command, args: string[], env: Env): { own: Record
     if ('option' in row.to) runloom[row.to.option] = value;
     else own[row.to.own] = value;
   }
-  return { own, runloom: runloom as CreateRunloomOptions };
+  // The schemas checked every value and --data-dir has a default, so this is what they produced.
+  return { own, runloom: runloom as unknown as CommandRunloomOptions };
 }
 
 function describe(issue: z.core.$ZodIssue, raw: Record<string, string | string[]>, sources: Record<string, Source | Source[]>): string {
@@ -462,7 +466,7 @@ function defaultText(option: keyof RunloomConfig): string | undefined {
 const COMMAND_TEXT: Record<Command, { synopsis: string; summary: string }> = {
   serve: { synopsis: 'runloom serve [options]', summary: 'Starts the Runloom HTTP server.' },
   'client create': {
-    synopsis: 'runloom client create --account ACCOUNT [--data-dir DIR | --database-url URL]',
+    synopsis: 'runloom client create --account ACCOUNT [--data-dir DIR | --database-url URL [--secret-key BASE64]]',
     summary:
       'Creates a service-account client and prints its client_id and client_secret (shown once).\n' +
       'The embedded store can be open in one process only: stop a server running on the data dir first,\n' +

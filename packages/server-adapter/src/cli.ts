@@ -1,7 +1,9 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
-import { LocalDiskBlobStore, PinoLogger, StoreLockedError } from '@runloom/core/node';
-import { BlobStore, ContainerModule, createRunloom, Logger, type CreateRunloomOptions, type Runloom } from '@runloom/core';
+import { LocalDiskBlobStore, PinoLogger, SECRET_KEY_FILE, StoreLockedError } from '@runloom/core/node';
+import { BlobStore, ContainerModule, createRunloom, Logger, SecretKeyMismatchError, type CreateRunloomOptions, type Runloom } from '@runloom/core';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
@@ -30,6 +32,13 @@ Subcommands:
 
 Run 'runloom client create --help' for its options.
 `;
+
+/** The secret key is missing or is not the one the store's secrets were sealed with: one line, exit 2. */
+class SecretKeyError extends Error {
+  override readonly name = 'SecretKeyError';
+}
+
+const HOW_TO_PASS_THE_KEY = "pass the server's key with --secret-key (or RUNLOOM_SECRET_KEY), or --data-dir of the server, which holds it as secret.key";
 
 /** Runs one command; resolves to the exit code. */
 async function main(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -121,6 +130,11 @@ async function createClient(args: string[], env: NodeJS.ProcessEnv): Promise<num
     process.stdout.write(CLIENT_CREATE_USAGE);
     return 0;
   }
+  const { dataDir, databaseUrl, secretKey } = options.runloom;
+  // Never a fresh key beside a database that may hold secrets sealed with the server's key.
+  if (databaseUrl !== undefined && secretKey === undefined && !existsSync(path.join(dataDir, SECRET_KEY_FILE))) {
+    throw new SecretKeyError(`--database-url needs the server's secret key, and ${dataDir} holds no ${SECRET_KEY_FILE}: ${HOW_TO_PASS_THE_KEY}`);
+  }
   const runloom = await open(options.runloom, 'client create');
   try {
     const credentials = await runloom.auth.createClient(options.account);
@@ -133,13 +147,21 @@ async function createClient(args: string[], env: NodeJS.ProcessEnv): Promise<num
 }
 
 /**
- * `createRunloom`, with a data dir held by another process (a running server) told as a usage
- * problem: the embedded store can be open in one process only.
+ * `createRunloom`, with the two ways a store can refuse this process told as what to do: a data dir
+ * held by another process (a running server: the embedded store can be open in one process only),
+ * and secrets sealed with another key (a PostgreSQL database shared with a server whose key lives
+ * elsewhere).
  */
-async function open(options: CreateRunloomOptions, command: 'serve' | 'client create'): Promise<Runloom> {
+async function open(options: CreateRunloomOptions & { dataDir: string }, command: 'serve' | 'client create'): Promise<Runloom> {
   try {
     return await createRunloom(options);
   } catch (error) {
+    if (error instanceof SecretKeyMismatchError) {
+      const tried = options.secretKey !== undefined ? 'the key given by --secret-key/RUNLOOM_SECRET_KEY' : path.join(options.dataDir, SECRET_KEY_FILE);
+      throw new SecretKeyError(`the secret key does not match this database: its secrets were sealed with the key of the server that created them, not with ${tried}; ${HOW_TO_PASS_THE_KEY}`, {
+        cause: error,
+      });
+    }
     if (!(error instanceof StoreLockedError)) throw error;
     const held = `the data dir ${options.dataDir} is in use by another runloom (process ${error.pid})`;
     throw new UsageError(
@@ -158,6 +180,10 @@ main(process.argv.slice(2), process.env).then(
     if (error instanceof UsageError) {
       const hint = error.showHelp ? "\nRun 'runloom --help' or 'runloom <command> --help' for usage." : '';
       process.stderr.write(`runloom: ${error.message}${hint}\n`);
+      process.exit(2);
+    }
+    if (error instanceof SecretKeyError) {
+      process.stderr.write(`runloom: ${error.message}\n`);
       process.exit(2);
     }
     process.stderr.write(`runloom: ${error instanceof Error ? error.message : String(error)}\n`);

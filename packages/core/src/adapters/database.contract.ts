@@ -381,6 +381,41 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
       assert.deepEqual(await database.find(ITEMS, { where: { rank: Number.MAX_SAFE_INTEGER } }), [doc]);
     });
 
+    describe('liveness', () => {
+      beforeEach(() => database.migrate([itemsMigration]));
+
+      it('a holder is live from holdLiveness until it is released; one never held is not', async () => {
+        const lost: Error[] = [];
+        const hold = await database.holdLiveness('worker-a', (error) => lost.push(error));
+        assert.equal(hold.holder, 'worker-a');
+        assert.deepEqual([...(await database.liveHolders(['worker-a', 'worker-b', 'worker-a']))], ['worker-a']);
+        assert.deepEqual([...(await database.liveHolders([]))], []);
+        await hold.release();
+        assert.deepEqual([...(await database.liveHolders(['worker-a']))], []);
+        assert.deepEqual(lost, [], 'a release is not a loss');
+      });
+
+      it('refuses to hold a holder that is live, and holds it again once released', async () => {
+        const hold = await database.holdLiveness('worker-a', () => {});
+        await assert.rejects(database.holdLiveness('worker-a', () => {}), /already held/);
+        const other = await database.holdLiveness('worker-b', () => {});
+        assert.deepEqual([...(await database.liveHolders(['worker-a', 'worker-b']))].sort(), ['worker-a', 'worker-b']);
+        await hold.release();
+        const again = await database.holdLiveness('worker-a', () => {});
+        assert.deepEqual([...(await database.liveHolders(['worker-a', 'worker-b']))].sort(), ['worker-a', 'worker-b']);
+        await Promise.all([again.release(), other.release()]);
+      });
+
+      it('ends every hold when the handle closes: the reopened store sees the holder dead (durable adapters)', async function () {
+        if (!store.reopen) this.skip();
+        await database.holdLiveness('worker-a', () => {});
+        await database.close();
+        database = await store.reopen();
+        await database.migrate([itemsMigration]);
+        assert.deepEqual([...(await database.liveHolders(['worker-a']))], []);
+      });
+    });
+
     it('survives close and reopen with every write applied (durable adapters)', async function () {
       if (!store.reopen) this.skip();
       await withFixtures();

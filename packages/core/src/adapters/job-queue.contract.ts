@@ -15,8 +15,10 @@ export interface JobQueueTestBed {
    * Defaults for the suite: a 50 ms poll interval and a 5 s lease.
    */
   createQueue(options?: { leaseMs?: number; pollIntervalMs?: number }): Promise<JobQueue>;
-  /** Cuts `queue` off from the store as if its process died: it renews no lease and records nothing. */
+  /** Cuts `queue` off from the store as if its process died: it renews no lease, records nothing, and the store sees it dead. */
   crash(queue: JobQueue): void;
+  /** Cuts `queue` off from the store, which still sees it live (a stuck process): only its leases run out. */
+  hang(queue: JobQueue): void;
   /** A document of `CONTRACT_NOTES` as stored now. */
   readNote(id: string): Promise<Doc | undefined>;
   /** Stops every queue and removes the store. */
@@ -149,7 +151,7 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       assert.deepEqual(attempts.get(single), [1]);
     });
 
-    it('offers a job again when its worker dies mid-attempt and the lease runs out', async () => {
+    it('offers a job again when the lease of a worker the store still sees live runs out', async () => {
       const doomed = await bed.createQueue({ leaseMs: 300 });
       let releaseDoomed = (): void => {};
       const started: number[] = [];
@@ -159,7 +161,7 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       });
       const id = await doomed.enqueue('work', { important: true });
       await eventually(() => assert.deepEqual(started, [1]));
-      bed.crash(doomed);
+      bed.hang(doomed);
 
       const survivor = await bed.createQueue({ leaseMs: 300 });
       const recovered: JobContext[] = [];
@@ -172,6 +174,56 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       assert.equal(recovered[0]!.attempt, 2);
       await eventually(async () => assert.equal(await survivor.depth(), 0));
       releaseDoomed();
+    });
+
+    it('takes a job back at once when its worker dies, long before the lease would run out', async () => {
+      const doomed = await bed.createQueue({ leaseMs: 600_000 });
+      const started: number[] = [];
+      doomed.register('work', async (_payload, context) => {
+        started.push(context.attempt);
+        await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
+      });
+      const id = await doomed.enqueue('work', { important: true });
+      await eventually(() => assert.deepEqual(started, [1]));
+      bed.crash(doomed);
+
+      // A survivor that is already running notices on a poll; one starting now, at start.
+      const survivors = [await bed.createQueue({ leaseMs: 600_000 }), await bed.createQueue({ leaseMs: 600_000 })];
+      const recovered: JobContext[] = [];
+      for (const survivor of survivors) {
+        survivor.register('work', async (payload, context) => {
+          assert.deepEqual(payload, { important: true });
+          recovered.push(context);
+        });
+      }
+      await eventually(() => assert.equal(recovered.length, 1), 10_000);
+      assert.deepEqual([recovered[0]!.jobId, recovered[0]!.attempt], [id, 2]);
+      await eventually(async () => assert.equal(await survivors[0]!.depth(), 0));
+      assert.equal(recovered.length, 1);
+    });
+
+    it('never takes back a job of a live worker, also not an instance starting while it runs', async () => {
+      const holder = await bed.createQueue({ leaseMs: 600_000 });
+      let release = (): void => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const ranOnHolder: number[] = [];
+      holder.register('held', async (_payload, context) => {
+        ranOnHolder.push(context.attempt);
+        await gate;
+      });
+      await holder.enqueue('held', {});
+      await eventually(() => assert.deepEqual(ranOnHolder, [1]));
+      // Its start looks for jobs of dead workers (and its polls go on looking).
+      const newcomer = await bed.createQueue({ leaseMs: 600_000 });
+      const ranOnNewcomer: number[] = [];
+      newcomer.register('held', async (_payload, context) => {
+        ranOnNewcomer.push(context.attempt);
+      });
+      release();
+      // A job taken back could no longer be ended by the holder's attempt: it would be gone only
+      // after a second attempt, here or there.
+      await eventually(async () => assert.equal(await holder.depth(), 0), 5000);
+      assert.deepEqual([ranOnHolder, ranOnNewcomer], [[1], []]);
     });
 
     it('keeps a job whose worker is alive: the lease is renewed while the attempt runs', async () => {
@@ -294,7 +346,7 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       const running = await queue.enqueue('cancellable', {}, { retry: { maxAttempts: 5, initialBackoffMs: 10 } });
       await eventually(() => assert.equal(attempts.length, 1));
       await queue.cancel(running);
-      await eventually(() => assert.ok(abortReason !== undefined));
+      await eventually(() => assert.ok(abortReason !== undefined, 'the attempt was aborted'));
 
       const waiting = await queue.enqueue('cancellable', {}, { runAt: new Date(Date.now() + 150) });
       await queue.cancel(waiting);
@@ -393,7 +445,7 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
         { concurrency: 1 },
       );
       await queue.enqueue('conflicting', null, { retry: { maxAttempts: 2, initialBackoffMs: 10 } });
-      await eventually(async () => assert.ok(await bed.readNote('second')));
+      await eventually(async () => assert.ok(await bed.readNote('second'), 'the second attempt wrote its note'));
       assert.equal(outcomes.length, 2);
       for (const outcome of outcomes) assert.ok(outcome instanceof WriteConflictError && outcome.collection === CONTRACT_NOTES, String(outcome));
       assert.equal(await bed.readNote('missing'), undefined);

@@ -13,6 +13,11 @@
  *   fails it with `DuplicateIdError`. That is how services make state transitions race-free.
  * - Only declared fields can be queried, ordered or expected; the rest of a document is stored as
  *   it is and returned equal (JSON round trip).
+ * - Liveness of the processes sharing the store (`holdLiveness`, `liveHolders`): a holder is live
+ *   from `holdLiveness` until its hold is released, the handle is closed or its process dies, and
+ *   the store sees that death at once, without a timeout, so work a dead process held (the job
+ *   queue's running jobs) can be taken back at once. A live holder is never reported dead; a dead
+ *   one may rarely be reported live (its work then waits for its own timeout).
  */
 export const Database = Symbol.for('runloom.Database');
 
@@ -77,8 +82,24 @@ export interface Database {
   count(collection: string, where?: Where): Promise<number>;
   /** Applies every op atomically and durably; see the guarantees above. */
   write(ops: readonly WriteOp[]): Promise<void>;
-  /** Flushes and releases the store; no call may follow. */
+  /**
+   * Marks `holder` (a unique id, e.g. a queue worker's) live for as long as the hold lasts: until
+   * `release()`, `close()`, or the death of this process. `onLost` is called (once) if the hold
+   * ends while the process lives, e.g. when the connection that holds it breaks: other processes
+   * then see the holder dead, so whatever it holds must stop.
+   */
+  holdLiveness(holder: string, onLost: (error: Error) => void): Promise<LivenessHold>;
+  /** The ones of `holders` that are live now (see `holdLiveness`). */
+  liveHolders(holders: readonly string[]): Promise<Set<string>>;
+  /** Flushes and releases the store, and every liveness hold taken through it; no call may follow. */
   close(): Promise<void>;
+}
+
+/** A holder kept live by `Database.holdLiveness`. */
+export interface LivenessHold {
+  readonly holder: string;
+  /** Ends the hold: the holder is dead from then on. `onLost` is not called. */
+  release(): Promise<void>;
 }
 
 /** Thrown by `write` when an `expect` precondition fails or the document to change is missing. */

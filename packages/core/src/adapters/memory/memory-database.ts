@@ -2,6 +2,7 @@ import {
   type Database,
   type Doc,
   DuplicateIdError,
+  type LivenessHold,
   type Migration,
   type Query,
   type Where,
@@ -9,11 +10,13 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import { matchesWhere, runQuery } from '../../domain/storage/where';
+import { InProcessLiveness } from './in-process-liveness';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
 export class MemoryDatabase implements Database {
   private readonly collections = new Map<string, Map<string, string>>();
   private readonly appliedMigrations = new Set<string>();
+  private readonly liveness = new InProcessLiveness();
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     for (const migration of migrations) {
@@ -74,7 +77,17 @@ export class MemoryDatabase implements Database {
     }
   }
 
-  async close(): Promise<void> {}
+  holdLiveness(holder: string): Promise<LivenessHold> {
+    return this.liveness.hold(holder);
+  }
+
+  liveHolders(holders: readonly string[]): Promise<Set<string>> {
+    return this.liveness.live(holders);
+  }
+
+  async close(): Promise<void> {
+    this.liveness.clear();
+  }
 
   private table(collection: string): Map<string, string> {
     const table = this.collections.get(collection);

@@ -2,14 +2,15 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { RunloomConfig } from '../../config';
-import type { SecretBox } from '../../ports/secret-box';
+import { type SecretBox, SecretKeyMismatchError } from '../../ports/secret-box';
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 /** Names the key a sealed value was made with, so a later key rotation can tell them apart. */
 const KEY_VERSION = 'v1';
-const KEY_FILE = 'secret.key';
+/** The key's file in the data dir when no key is given. */
+export const SECRET_KEY_FILE = 'secret.key';
 
 /**
  * AES-256-GCM with a random 96-bit nonce per seal. Sealed form:
@@ -50,7 +51,7 @@ export class AesGcmSecretBox implements SecretBox {
     try {
       return Buffer.concat([decipher.update(bytes.subarray(NONCE_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new Error('sealed value failed authentication: it was changed or sealed with another key');
+      throw new SecretKeyMismatchError('sealed value failed authentication: it was changed or sealed with another key');
     }
   }
 }
@@ -74,7 +75,7 @@ export function decodeSecretKey(encoded: string, source: string): Buffer {
  * together on one data dir end up with the same key and never see a partial file.
  */
 async function loadOrCreateKeyFile(dataDir: string): Promise<Buffer> {
-  const file = path.join(dataDir, KEY_FILE);
+  const file = path.join(dataDir, SECRET_KEY_FILE);
   const existing = await readKeyFile(file);
   if (existing) return existing;
   await fs.mkdir(dataDir, { recursive: true });

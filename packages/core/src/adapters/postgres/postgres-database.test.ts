@@ -177,6 +177,38 @@ describe('PostgresDatabase', function () {
     assert.equal(await instances[1]!.count('items', { status: 'queued' }), 0);
   });
 
+  it('sees a holder dead the moment its session ends, and tells the holder its hold was lost', async () => {
+    const [holding, watching] = [await open(), await open()];
+    await Promise.all([holding.migrate([]), watching.migrate([])]);
+    const lost: Error[] = [];
+    let onLost = (): void => {};
+    const lostOnce = new Promise<void>((resolve) => (onLost = resolve));
+    await holding.holdLiveness('worker-a', (error) => {
+      lost.push(error);
+      onLost();
+    });
+    assert.deepEqual([...(await watching.liveHolders(['worker-a']))], ['worker-a']);
+    // The server ends the holding session, as it does when the holder's process dies (kill -9).
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      const ended = await client.query(
+        `SELECT pg_terminate_backend(l.pid) AS "ended" FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock' AND l.pid <> pg_backend_pid()
+           AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended($1, 0)`,
+        [`runloom:live:${schema.schema}:worker-a`],
+      );
+      assert.equal(ended.rowCount, 1);
+    } finally {
+      await client.end();
+    }
+    await lostOnce;
+    assert.equal(lost.length, 1);
+    assert.deepEqual([...(await watching.liveHolders(['worker-a']))], []);
+    // The holder can be held again (a queue takes a new id, but the store does not insist).
+    await holding.holdLiveness('worker-a', () => {});
+    assert.deepEqual([...(await watching.liveHolders(['worker-a']))], ['worker-a']);
+  });
+
   it('refuses an unreachable server at open, without printing the password', async () => {
     await assert.rejects(openPostgresDatabase('postgres://runloom:hunter2@127.0.0.1:1/none'), (error: Error) => {
       assert.match(error.message, /cannot reach PostgreSQL at postgres:\/\/runloom:\*\*\*@127\.0\.0\.1:1\/none/);

@@ -5,6 +5,7 @@ import {
   type Doc,
   DuplicateIdError,
   type FieldType,
+  type LivenessHold,
   type Migration,
   type MigrationStep,
   type Query,
@@ -61,13 +62,22 @@ type Param = string | number | boolean | null;
  * every string survive, which `jsonb` would not promise), and one indexed column per declared field.
  * `write` is one transaction whose `expect` preconditions are part of its UPDATE/DELETE statements,
  * so concurrent writers serialize on the rows they touch. Migrations run under an advisory lock.
+ *
+ * Liveness: a holder is live while a connection of its process holds a session-level advisory lock
+ * on a 64-bit hash of the schema and the holder. When the process dies (even `kill -9`) the server
+ * ends its session and the lock goes with it; `liveHolders` asks for the lock (shared, released
+ * at the end of that statement), which only a live holder's lock refuses.
  */
 export class PostgresDatabase implements Database {
   private collections = new Map<string, Map<string, FieldType>>();
+  /** Connections holding liveness locks, each with what ends its hold. */
+  private readonly holds = new Map<pg.Client, () => Promise<void>>();
 
   constructor(
     private readonly pool: pg.Pool,
     readonly schema: string,
+    /** A new connection outside the pool, for a liveness hold (a session of its own). */
+    private readonly newClient: () => pg.Client,
   ) {}
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
@@ -136,8 +146,50 @@ export class PostgresDatabase implements Database {
     );
   }
 
+  async holdLiveness(holder: string, onLost: (error: Error) => void): Promise<LivenessHold> {
+    // A connection of its own, outside the pool: the lock lasts as long as this session.
+    const client = this.newClient();
+    let held = true;
+    const end = async (error?: Error): Promise<void> => {
+      if (!held) return;
+      held = false;
+      this.holds.delete(client);
+      if (error) onLost(error);
+      // Closing the session is what frees the lock.
+      await client.end().catch(() => undefined);
+    };
+    client.on('error', (error) => void end(new Error(`the PostgreSQL connection holding liveness of ${holder} failed: ${error.message}`)));
+    client.on('end', () => void end(new Error(`the PostgreSQL connection holding liveness of ${holder} closed`)));
+    this.holds.set(client, () => end());
+    try {
+      await client.connect();
+      const result = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS "locked"', [this.livenessKey(holder)]);
+      if (!result.rows[0]?.locked) throw new Error(`liveness holder ${holder} is already held`);
+    } catch (error) {
+      await end();
+      throw error;
+    }
+    return { holder, release: () => end() };
+  }
+
+  async liveHolders(holders: readonly string[]): Promise<Set<string>> {
+    if (holders.length === 0) return new Set();
+    // A shared transaction-level lock is refused only while a live session holds the holder's lock.
+    const result = await this.pool.query<{ holder: string }>(
+      'SELECT "holder" FROM unnest($1::text[]) AS "holder" WHERE NOT pg_try_advisory_xact_lock_shared(hashtextextended($2 || "holder", 0))',
+      [[...new Set(holders)], this.livenessKey('')],
+    );
+    return new Set(result.rows.map((row) => row.holder));
+  }
+
   async close(): Promise<void> {
+    await Promise.all([...this.holds.values()].map((end) => end()));
     await this.pool.end();
+  }
+
+  /** The text hashed into a holder's lock key: scoped by schema, so stores sharing a database stay apart. */
+  private livenessKey(holder: string): string {
+    return `runloom:live:${this.schema}:${holder}`;
   }
 
   private async runOp(runner: pg.Pool | pg.PoolClient, statement: OpStatement): Promise<void> {
@@ -293,7 +345,7 @@ export async function openPostgresDatabase(url: string, options: PostgresDatabas
     await pool.end().catch(() => undefined);
     throw new Error(`cannot reach PostgreSQL at ${redactedUrl(url)}: ${(error as Error).message}`);
   }
-  return new PostgresDatabase(pool, schema);
+  return new PostgresDatabase(pool, schema, () => new pg.Client({ connectionString }));
 }
 
 /** Takes Runloom's own `schema` parameter out of the URL before the driver reads it. */

@@ -8,7 +8,7 @@ import { UuidV7Generator } from '../node/uuid-v7-generator';
 import { openSqlJsDatabase } from '../sqljs/sqljs-database';
 import type { Database } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
-import { DatabaseJobQueue, JOBS_COLLECTION, jobMigrations, retryDelayMs } from './database-job-queue';
+import { DatabaseJobQueue, jobMigrations, retryDelayMs } from './database-job-queue';
 import { databaseJobQueueTestBed, type SharedStore } from '../../../test-support/database-job-queue.testbed';
 
 /**
@@ -22,6 +22,9 @@ function inProcessStore(database: Database, removeFiles: () => void = () => {}):
     find: (collection, query) => database.find(collection, query),
     count: (collection, where) => database.count(collection, where),
     write: (ops) => database.write(ops),
+    holdLiveness: (holder, onLost) => database.holdLiveness(holder, onLost),
+    liveHolders: (holders) => database.liveHolders(holders),
+    // The test bed releases the handle's holds before closing it.
     close: async () => {},
   };
   return {
@@ -42,30 +45,8 @@ describeJobQueueContract('DatabaseJobQueue on SqlJsDatabase', async () => {
 
 describe('DatabaseJobQueue', () => {
   const quiet: Logger = { info() {}, warn() {}, error() {} };
-  const queueOn = (database: Database, options: { exclusiveDatabase?: boolean; leaseMs?: number } = {}) =>
+  const queueOn = (database: Database, options: { leaseMs?: number } = {}) =>
     new DatabaseJobQueue({ database, clock: new SystemClock(), ids: new UuidV7Generator(), logger: quiet, ...options });
-
-  it('offers jobs a dead process left running at once when it has the store to itself', async () => {
-    const database = new MemoryDatabase();
-    await database.migrate(jobMigrations);
-    const before = queueOn(database, { leaseMs: 60_000 });
-    before.register('work', (_payload, context) => new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve())));
-    await before.start();
-    const id = await before.enqueue('work', { n: 1 });
-    assert.equal((await database.get(JOBS_COLLECTION, id))?.status, 'running');
-    // `before` is abandoned without stop(), as a killed process would be; its lease has a minute left.
-
-    const after = queueOn(database, { exclusiveDatabase: true, leaseMs: 60_000 });
-    const attempts: number[] = [];
-    after.register('work', async (_payload, context) => {
-      attempts.push(context.attempt);
-    });
-    await after.start();
-    for (let waited = 0; attempts.length === 0 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.deepEqual(attempts, [2]);
-    await after.stop(0);
-    await before.stop(0);
-  });
 
   it('stores and finishes a job in two writes when it runs where it was enqueued', async () => {
     const database = new MemoryDatabase();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock, Timer } from '../../ports/clock';
-import { type Database, type Doc, DuplicateIdError, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
+import { type Database, type Doc, DuplicateIdError, type LivenessHold, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
 import type { IdGenerator } from '../../ports/id-generator';
 import type { EnqueueOptions, JobHandler, JobQueue, JobRetryPolicy } from '../../ports/job-queue';
 import type { Logger } from '../../ports/logger';
@@ -36,6 +36,7 @@ interface JobDoc extends Doc {
   run_at: number;
   /** Epoch ms until which the running attempt's worker holds the job; then it is offered again. */
   lease_until: number | null;
+  /** The running attempt's worker: its liveness holder in the store (`Database.holdLiveness`). */
   worker: string | null;
   retry: JobRetryPolicy;
   created_at: string;
@@ -55,11 +56,6 @@ export interface DatabaseJobQueueOptions {
   defaultConcurrency?: number;
   /** How long `stop()` waits for running attempts before aborting them. */
   stopGraceMs?: number;
-  /**
-   * True when no other process uses this database (sql.js, memory): jobs a previous process left
-   * running are offered again at start instead of after their leases expire.
-   */
-  exclusiveDatabase?: boolean;
 }
 
 interface KindState {
@@ -96,6 +92,11 @@ const REFILL_BATCH = 100;
 /** How long `stop` waits for aborted attempts to hand their jobs back. */
 const ABORT_SETTLE_MS = 1000;
 const MAX_ERROR_LENGTH = 1000;
+/**
+ * Running jobs read per look for dead workers, longest-held first; any beyond wait for the next
+ * look (or their leases).
+ */
+const MAX_RUNNING_READ = 1000;
 
 /**
  * The `JobQueue` on the `Database` port, so it runs on every store and instances sharing a
@@ -105,6 +106,12 @@ const MAX_ERROR_LENGTH = 1000;
  *
  * Workers here are woken at once by enqueues and retries in this instance (timers for delayed
  * ones); the store is polled every `pollIntervalMs` for the rest.
+ *
+ * Worker liveness: while started, the queue holds a liveness hold in the store under its worker id
+ * and tags the jobs it claims with it. At start and on every poll it takes back, at once, the
+ * running jobs whose worker the store reports dead (a process killed, even with `kill -9`), so
+ * they need not wait for their leases; a live worker's jobs are never taken. Leases stay as the
+ * backstop for a worker the store cannot see die (a lost network), and for one stuck but alive.
  */
 export class DatabaseJobQueue implements JobQueue {
   private readonly database: Database;
@@ -115,8 +122,12 @@ export class DatabaseJobQueue implements JobQueue {
   private readonly pollIntervalMs: number;
   private readonly defaultConcurrency: number;
   private readonly stopGraceMs: number;
-  private readonly exclusiveDatabase: boolean;
-  private readonly workerId: string;
+  /** The liveness holder this queue claims jobs as; a new one after a lost hold. */
+  private workerId: string;
+  /** Held while started; undefined while (re)acquiring it, when no job is claimed. */
+  private hold: LivenessHold | undefined;
+  private acquiringHold: Promise<void> | undefined;
+  private sweeping = false;
 
   private readonly kinds = new Map<string, KindState>();
   private readonly attempts = new Map<string, Attempt>();
@@ -139,7 +150,6 @@ export class DatabaseJobQueue implements JobQueue {
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.defaultConcurrency = options.defaultConcurrency ?? 10;
     this.stopGraceMs = options.stopGraceMs ?? 10_000;
-    this.exclusiveDatabase = options.exclusiveDatabase ?? false;
     this.workerId = this.ids.newId();
   }
 
@@ -174,7 +184,7 @@ export class DatabaseJobQueue implements JobQueue {
     };
     // A free slot here and nothing waiting before it: insert the job claimed and run it at once.
     const state = this.kinds.get(kind);
-    const runHere = this.started && state !== undefined && job.run_at <= now && state.ready.length === 0 && state.busy < state.concurrency;
+    const runHere = this.started && this.hold !== undefined && state !== undefined && job.run_at <= now && state.ready.length === 0 && state.busy < state.concurrency;
     const stored = runHere ? this.claimed(job, now) : job;
     if (runHere) state.busy += 1;
     let inserted: boolean;
@@ -188,7 +198,7 @@ export class DatabaseJobQueue implements JobQueue {
       if (inserted) this.offer(stored);
     } else if (!inserted) {
       this.release(state);
-    } else if (this.started) {
+    } else if (this.started && this.hold?.holder === stored.worker) {
       this.execute(stored, state);
     } else {
       await this.handBack(stored, state);
@@ -212,7 +222,13 @@ export class DatabaseJobQueue implements JobQueue {
 
   async start(): Promise<void> {
     if (this.started) return;
-    if (this.exclusiveDatabase) await this.reclaimOrphans();
+    await this.acquireHold();
+    try {
+      await this.takeBackFromDeadWorkers();
+    } catch (error) {
+      await this.releaseHold();
+      throw error;
+    }
     this.started = true;
     this.pollTimer = this.clock.setInterval(() => this.poll(), this.pollIntervalMs);
     this.renewTimer ??= this.clock.setInterval(() => this.renewLeases(), Math.max(1, Math.floor(this.leaseMs / 3)));
@@ -234,9 +250,11 @@ export class DatabaseJobQueue implements JobQueue {
       attempt.controller.abort(new Error('job queue stopping'));
     }
     await settledWithin(this.clock, running(), ABORT_SETTLE_MS);
-    // An attempt still running now keeps no lease: the job is offered again when it expires.
+    // An attempt still running now keeps no lease, and this worker is dead to the others: the job
+    // is offered again.
     this.renewTimer?.cancel();
     this.renewTimer = undefined;
+    await this.releaseHold();
     for (const state of this.kinds.values()) {
       state.ready = [];
       state.storeMayHaveMore = true;
@@ -306,7 +324,7 @@ export class DatabaseJobQueue implements JobQueue {
 
   /** Starts claims while the kind has free slots and known jobs; reads the store when it may hold more. */
   private pump(state: KindState): void {
-    if (!this.started) return;
+    if (!this.started || this.hold === undefined) return;
     while (state.busy < state.concurrency) {
       const job = state.ready.shift();
       if (!job) break;
@@ -332,7 +350,8 @@ export class DatabaseJobQueue implements JobQueue {
       this.release(state);
       return;
     }
-    if (this.started) this.execute(claimed, state);
+    // Claimed as a worker that has since lost its hold (the others may take the job back): hand it back.
+    if (this.started && this.hold?.holder === claimed.worker) this.execute(claimed, state);
     else await this.handBack(claimed, state);
   }
 
@@ -507,6 +526,16 @@ export class DatabaseJobQueue implements JobQueue {
   }
 
   private poll(): void {
+    if (this.hold === undefined) {
+      this.acquireHold().catch((error: unknown) => this.logger.error({ error: errorMessage(error) }, 'taking a liveness hold failed; retrying at the next poll'));
+      return;
+    }
+    if (!this.sweeping) {
+      this.sweeping = true;
+      this.takeBackFromDeadWorkers()
+        .catch((error: unknown) => this.logger.error({ error: errorMessage(error) }, 'looking for jobs of dead workers failed'))
+        .finally(() => (this.sweeping = false));
+    }
     for (const state of this.kinds.values()) {
       state.storeMayHaveMore = true;
       this.pump(state);
@@ -530,21 +559,68 @@ export class DatabaseJobQueue implements JobQueue {
     }, Math.max(0, next.run_at - this.now()));
   }
 
-  /** With the store to itself, this process knows every running job was left by a dead one. */
-  private async reclaimOrphans(): Promise<void> {
-    const orphans = (await this.database.find(JOBS_COLLECTION, { where: { status: 'running' } })) as JobDoc[];
+  /** Takes a liveness hold under a fresh worker id (one attempt at a time). */
+  private acquireHold(): Promise<void> {
+    this.acquiringHold ??= (async () => {
+      const workerId = this.ids.newId();
+      const hold = await this.database.holdLiveness(workerId, (error) => this.holdLost(hold, error));
+      this.workerId = workerId;
+      this.hold = hold;
+    })().finally(() => (this.acquiringHold = undefined));
+    return this.acquiringHold;
+  }
+
+  private async releaseHold(): Promise<void> {
+    const hold = this.hold;
+    this.hold = undefined;
+    await hold?.release();
+  }
+
+  /**
+   * The store no longer sees this worker live, so others may take its jobs back: stop every attempt
+   * (without recording anything: the jobs are no longer this worker's) and claim nothing until a
+   * new hold is taken at the next poll.
+   */
+  private holdLost(hold: LivenessHold, error: Error): void {
+    if (this.hold !== hold) return;
+    this.hold = undefined;
+    this.logger.error({ worker: hold.holder, error: error.message }, 'job queue worker lost its liveness hold; aborting its attempts');
+    for (const attempt of this.attempts.values()) {
+      if (attempt.job.worker !== hold.holder) continue;
+      attempt.abandoned = true;
+      attempt.controller.abort(new Error('job queue worker lost its liveness hold'));
+    }
+  }
+
+  /**
+   * Offers again at once the running jobs whose worker is dead. The jobs are read before the
+   * liveness: a worker holds its liveness before it claims, so one seen dead after its job was
+   * read has died (a worker starting meanwhile cannot hold a job that was read).
+   */
+  private async takeBackFromDeadWorkers(): Promise<void> {
+    const running = (await this.database.find(JOBS_COLLECTION, {
+      where: { status: 'running' },
+      orderBy: [{ field: 'lease_until' }],
+      limit: MAX_RUNNING_READ,
+    })) as JobDoc[];
+    const others = running.filter((job) => job.worker !== null && job.worker !== this.workerId && !this.attempts.has(job.id));
+    if (others.length === 0) return;
+    const live = await this.database.liveHolders([...new Set(others.map((job) => job.worker!))]);
     const now = this.now();
-    for (const job of orphans) {
-      // Still running here (a restart after `stop` gave up waiting): not an orphan.
-      if (this.attempts.has(job.id)) continue;
+    let takenBack = 0;
+    for (const job of others) {
+      if (live.has(job.worker!)) continue;
       const queued: JobDoc = { ...job, status: 'queued', run_at: now, lease_until: null, worker: null };
       try {
         await this.database.write([{ op: 'replace', collection: JOBS_COLLECTION, doc: queued, expect: versionOf(job) }]);
       } catch (error) {
         if (!(error instanceof WriteConflictError)) throw error;
+        continue;
       }
+      takenBack += 1;
+      if (this.started) this.offer(queued);
     }
-    if (orphans.length > 0) this.logger.warn({ jobs: orphans.length }, 'offering again jobs left running by a previous process');
+    if (takenBack > 0) this.logger.warn({ jobs: takenBack }, 'offering again jobs whose worker died');
   }
 
   private now(): number {

@@ -4,6 +4,7 @@ import {
   type Database,
   type Doc,
   DuplicateIdError,
+  type LivenessHold,
   type Migration,
   type Query,
   type Where,
@@ -11,6 +12,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
+import { InProcessLiveness } from '../memory/in-process-liveness';
 import { OperationLog } from './operation-log';
 import { readSnapshot, removeSnapshotTemp } from './snapshot-file';
 import { Snapshotter } from './snapshotter';
@@ -55,6 +57,8 @@ const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 export class SqlJsDatabase implements Database {
   private schema: Map<string, CollectionSchema>;
   private closing: Promise<void> | undefined;
+  /** The store is this process's alone (its directory lock), so liveness is this process's holds. */
+  private readonly liveness = new InProcessLiveness();
 
   constructor(
     private readonly engine: SqlEngine,
@@ -125,6 +129,15 @@ export class SqlJsDatabase implements Database {
     await this.log.append(JSON.stringify(statements));
   }
 
+  holdLiveness(holder: string): Promise<LivenessHold> {
+    this.assertWritable();
+    return this.liveness.hold(holder);
+  }
+
+  liveHolders(holders: readonly string[]): Promise<Set<string>> {
+    return this.liveness.live(holders);
+  }
+
   /** Closes the current log segment and snapshots everything written so far (tests, benchmarks, backups). */
   async snapshot(): Promise<void> {
     this.assertWritable();
@@ -134,6 +147,7 @@ export class SqlJsDatabase implements Database {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.liveness.clear();
       await this.log.flush();
       if (
         this.snapshotter.replicaRunning &&

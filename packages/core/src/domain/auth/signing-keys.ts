@@ -3,7 +3,7 @@ import { base64url, exportJWK, generateKeyPair, importJWK, type CryptoKey, type 
 import { RunloomConfig } from '../../config';
 import { Clock } from '../../ports/clock';
 import { Database, type Doc, type WriteOp } from '../../ports/database';
-import { SecretBox } from '../../ports/secret-box';
+import { SecretBox, SecretKeyMismatchError } from '../../ports/secret-box';
 import { SIGNING_KEYS } from './auth-migrations';
 
 /** The one algorithm tokens are signed with, and therefore the only one verification accepts. */
@@ -113,7 +113,17 @@ export class SigningKeyRing {
       return;
     }
     if (this.signer?.kid === newestActive.id) return;
-    const privateJwk = JSON.parse(await this.secretBox.open(newestActive.private_jwk_sealed)) as JWK;
+    let opened: string;
+    try {
+      opened = await this.secretBox.open(newestActive.private_jwk_sealed);
+    } catch (error) {
+      if (!(error instanceof SecretKeyMismatchError)) throw error;
+      throw new SecretKeyMismatchError(
+        "the secret key does not open this store's secrets (its token signing key): they were sealed with the key of the server that created them; start with that key (`secretKey`, or the data dir holding its secret.key)",
+        { cause: error },
+      );
+    }
+    const privateJwk = JSON.parse(opened) as JWK;
     this.signer = { kid: newestActive.id, privateKey: (await importJWK(privateJwk, newestActive.alg)) as CryptoKey };
   }
 
