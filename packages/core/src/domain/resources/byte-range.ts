@@ -13,7 +13,8 @@ const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/;
 /**
  * `range-parser` reads the header; what stays ours is the policy above: only single ranges, a
  * header written with spaces or `Bytes` read as well, a backwards range (`5-2`) ignored rather than
- * unsatisfiable, and only digits (it would read `1.5` as 1).
+ * unsatisfiable, a suffix longer than the content served whole, and only digits (it would read
+ * `1.5` as 1).
  */
 export function parseRange(header: string | null, size: number): RangeAnswer {
   if (header === null) return { kind: 'whole' };
@@ -25,7 +26,8 @@ export function parseRange(header: string | null, size: number): RangeAnswer {
   if (first !== '' && last !== '' && Number(last) < Number(first)) return { kind: 'whole' };
   // range-parser calls any range of empty content malformed; it is unsatisfiable (RFC 9110 §14.1.1).
   if (size === 0) return { kind: 'unsatisfiable' };
-  const ranges = rangeParser(size, compact);
+  // A suffix longer than the content asks for all of it (RFC 9110 §14.1.2); range-parser refuses it.
+  const ranges = rangeParser(size, first === '' && Number(last) > size ? 'bytes=0-' : compact);
   if (ranges === -1) return { kind: 'unsatisfiable' };
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return { kind: 'whole' };
   const [{ start, end }] = ranges as [{ start: number; end: number }];
