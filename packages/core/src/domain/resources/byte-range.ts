@@ -30,7 +30,7 @@ export function parseRange(header: string | null, size: number): RangeAnswer {
   const ranges = rangeParser(size, first === '' && Number(last) > size ? 'bytes=0-' : compact);
   if (ranges === -1) return { kind: 'unsatisfiable' };
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return { kind: 'whole' };
-  const [{ start, end }] = ranges as [{ start: number; end: number }];
+  const { start, end } = ranges[0]!;
   return { kind: 'partial', range: { start, end } };
 }
 
