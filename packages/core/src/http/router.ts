@@ -1,3 +1,4 @@
+import FindMyWay from 'find-my-way';
 import { z } from 'zod';
 import { refuseTooDeep } from './json-depth';
 import { ApiError, type ErrorDetail } from './api-error';
@@ -7,11 +8,10 @@ import type { HttpMethod, Principal, RouteDefinition } from './route';
 import { RateLimiter } from './rate-limiter';
 import type { Clock } from '../ports/clock';
 
-/** A route template compiled for matching. */
-interface CompiledRoute {
+/** What find-my-way keeps with each route: its definition and its place in the route table. */
+interface RouteStore {
   definition: RouteDefinition;
-  pattern: RegExp;
-  paramNames: string[];
+  order: number;
 }
 
 /** Where the router reports each finished request (logs, metrics). */
@@ -51,8 +51,15 @@ export const MAX_QUERY_PARAMETER_LENGTH = 8192;
  * to the error model. It knows nothing of `node:http`.
  */
 export class Router {
-  private readonly staticRoutes = new Map<string, Map<HttpMethod, RouteDefinition>>();
-  private readonly dynamicRoutes: CompiledRoute[] = [];
+  /** Path matching and parameters (find-my-way, Fastify's router); everything else is ours. */
+  private readonly paths = FindMyWay({
+    caseSensitive: true,
+    ignoreTrailingSlash: false,
+    // Ids and names are bounded by their schemas (404 past them), not by the matcher's default of 100.
+    maxParamLength: 8192,
+  });
+  /** The methods any route has, to list what a path allows when its method has no route. */
+  private readonly methods: HttpMethod[] = [];
   private readonly rateLimiter: RateLimiter;
   #openStreams = 0;
 
@@ -60,26 +67,14 @@ export class Router {
     readonly routes: readonly RouteDefinition[],
     private readonly options: RouterOptions,
   ) {
-    for (const definition of routes) {
-      if (!definition.path.includes('{')) {
-        const byMethod = this.staticRoutes.get(definition.path) ?? new Map<HttpMethod, RouteDefinition>();
-        if (byMethod.has(definition.method)) throw new Error(`duplicate route ${definition.method} ${definition.path}`);
-        byMethod.set(definition.method, definition);
-        this.staticRoutes.set(definition.path, byMethod);
-        continue;
-      }
-      const paramNames: string[] = [];
-      const source = definition.path
-        .split(/(\{[^}]+\})/)
-        .map((part) => {
-          const name = /^\{([^}]+)\}$/.exec(part)?.[1];
-          if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-          paramNames.push(name);
-          return '([^/]+)';
-        })
-        .join('');
-      this.dynamicRoutes.push({ definition, pattern: new RegExp(`^${source}$`), paramNames });
-    }
+    routes.forEach((definition, order) => {
+      // Templates are written `{id}`; find-my-way spells a parameter `:id`.
+      const template = definition.path.replace(/\{([^}]+)\}/g, ':$1');
+      if (this.paths.hasRoute(definition.method, template)) throw new Error(`duplicate route ${definition.method} ${definition.path}`);
+      const store: RouteStore = { definition, order };
+      this.paths.on(definition.method, template, () => undefined, store);
+      if (!this.methods.includes(definition.method)) this.methods.push(definition.method);
+    });
     const clock = options.clock;
     this.rateLimiter = new RateLimiter(options.rateLimit, clock ? () => clock.now().getTime() : undefined);
   }
@@ -219,26 +214,24 @@ export class Router {
   ): { definition: RouteDefinition; rawParams: Record<string, string> } | { allowed: string[] } | undefined {
     // HEAD is GET without the body: every GET route answers it.
     const routeMethod = method === 'HEAD' ? 'GET' : method;
-    const byMethod = this.staticRoutes.get(path);
-    if (byMethod) {
-      const definition = byMethod.get(routeMethod as HttpMethod);
-      return definition ? { definition, rawParams: {} } : { allowed: withHead([...byMethod.keys()]) };
-    }
-    const allowed: string[] = [];
-    for (const compiled of this.dynamicRoutes) {
-      const found = compiled.pattern.exec(path);
-      if (!found) continue;
-      if (compiled.definition.method !== routeMethod) {
-        allowed.push(compiled.definition.method);
-        continue;
-      }
-      const rawParams: Record<string, string> = {};
-      compiled.paramNames.forEach((name, index) => {
-        rawParams[name] = safeDecode(found[index + 1] ?? '');
-      });
-      return { definition: compiled.definition, rawParams };
-    }
+    const found = this.methods.includes(routeMethod as HttpMethod) ? this.find(routeMethod as HttpMethod, path) : undefined;
+    if (found) return found;
+    const allowed = this.methods
+      .map((other) => this.find(other, path))
+      .filter((other) => other !== undefined)
+      .sort((a, b) => a.order - b.order)
+      .map((other) => other.definition.method);
     return allowed.length ? { allowed: withHead(allowed) } : undefined;
+  }
+
+  private find(method: HttpMethod, path: string): { definition: RouteDefinition; order: number; rawParams: Record<string, string> } | undefined {
+    const found = this.paths.find(method, path);
+    if (!found) return undefined;
+    const rawParams = found.params as Record<string, string>;
+    // A parameter is one or more characters: `/v1/run/` names no run.
+    for (const name in rawParams) if (rawParams[name] === '') return undefined;
+    const { definition, order } = found.store as RouteStore;
+    return { definition, order, rawParams };
   }
 
   private async readBody(definition: RouteDefinition, exchange: Exchange): Promise<unknown> {
@@ -358,14 +351,6 @@ function queryObject(params: URLSearchParams): Record<string, string | string[]>
     else result[key] = [existing, value];
   }
   return result;
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 function mediaTypeMatches(accepted: string, actual: string): boolean {

@@ -1,5 +1,5 @@
 import type { Principal } from '../../http/route';
-import { LruCache } from '../lru-cache';
+import { LRUCache } from 'lru-cache';
 
 interface Entry {
   principal: Principal;
@@ -11,10 +11,11 @@ interface Entry {
  * (least recently used entries go first) and never answers for a token at or past its `exp`.
  */
 export class VerifiedTokenCache {
-  private readonly entries: LruCache<string, Entry>;
+  private readonly entries: LRUCache<string, Entry>;
 
   constructor(maxEntries: number) {
-    this.entries = new LruCache(maxEntries);
+    // Expiry is checked against the injected clock below, not lru-cache's own TTL timer.
+    this.entries = new LRUCache({ max: maxEntries });
   }
 
   get(token: string, nowMs: number): Principal | undefined {

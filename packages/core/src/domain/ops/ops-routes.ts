@@ -65,7 +65,7 @@ export function opsRoutes(deps: {
       },
       handle: async ({ request }) => {
         await requireMetricsToken(request.headers.get('authorization'), deps.metricsToken);
-        return textResponse(200, await deps.metrics.render(), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+        return textResponse(200, await deps.metrics.render(), { 'content-type': deps.metrics.contentType });
       },
     }),
     route({

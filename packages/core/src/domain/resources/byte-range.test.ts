@@ -7,6 +7,7 @@ describe('byte ranges and validators', () => {
     assert.deepEqual(parseRange('bytes=3-', 10), { kind: 'partial', range: { start: 3, end: 9 } });
     assert.deepEqual(parseRange('bytes=-3', 10), { kind: 'partial', range: { start: 7, end: 9 } });
     assert.deepEqual(parseRange('Bytes = 2 - 99', 10), { kind: 'partial', range: { start: 2, end: 9 } });
+    assert.deepEqual(parseRange('bytes=-5000', 10), { kind: 'partial', range: { start: 0, end: 9 } });
   });
 
   it('calls a range that starts past the end, or any range of empty content, unsatisfiable', () => {

@@ -1,3 +1,4 @@
+import rangeParser from 'range-parser';
 import type { ByteRange } from '../../ports/blob-store';
 
 /**
@@ -7,23 +8,29 @@ import type { ByteRange } from '../../ports/blob-store';
  */
 export type RangeAnswer = { kind: 'whole' } | { kind: 'partial'; range: ByteRange } | { kind: 'unsatisfiable' };
 
-const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/i;
+const SINGLE_RANGE = /^bytes=(\d*)-(\d*)$/;
 
+/**
+ * `range-parser` reads the header; what stays ours is the policy above: only single ranges, a
+ * header written with spaces or `Bytes` read as well, a backwards range (`5-2`) ignored rather than
+ * unsatisfiable, a suffix longer than the content served whole, and only digits (it would read
+ * `1.5` as 1).
+ */
 export function parseRange(header: string | null, size: number): RangeAnswer {
   if (header === null) return { kind: 'whole' };
-  const found = SINGLE_RANGE.exec(header.replace(/\s+/g, ''));
+  const compact = header.replace(/\s+/g, '').toLowerCase();
+  const found = SINGLE_RANGE.exec(compact);
   if (!found) return { kind: 'whole' };
   const [, first = '', last = ''] = found;
   if (first === '' && last === '') return { kind: 'whole' };
-  if (first === '') {
-    const suffix = Number(last);
-    if (suffix === 0 || size === 0) return { kind: 'unsatisfiable' };
-    return { kind: 'partial', range: { start: Math.max(0, size - suffix), end: size - 1 } };
-  }
-  const start = Number(first);
-  if (last !== '' && Number(last) < start) return { kind: 'whole' };
-  if (start >= size) return { kind: 'unsatisfiable' };
-  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  if (first !== '' && last !== '' && Number(last) < Number(first)) return { kind: 'whole' };
+  // range-parser calls any range of empty content malformed; it is unsatisfiable (RFC 9110 §14.1.1).
+  if (size === 0) return { kind: 'unsatisfiable' };
+  // A suffix longer than the content asks for all of it (RFC 9110 §14.1.2); range-parser refuses it.
+  const ranges = rangeParser(size, first === '' && Number(last) > size ? 'bytes=0-' : compact);
+  if (ranges === -1) return { kind: 'unsatisfiable' };
+  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return { kind: 'whole' };
+  const { start, end } = ranges[0]!;
   return { kind: 'partial', range: { start, end } };
 }
 

@@ -1,4 +1,4 @@
-import { LruCache } from '../lru-cache';
+import { LRUCache } from 'lru-cache';
 import type { ParsedRunnableConfig } from './config-schema';
 
 /** Configurations remembered; with texts of at most MAX_TEXT_LENGTH this holds a few MB at worst. */
@@ -13,7 +13,7 @@ const MAX_TEXT_LENGTH = 16 * 1024;
  * so each caller gets its own copy, free to change, from a JSON.parse.
  */
 export class ParsedConfigCache {
-  private readonly results = new LruCache<string, string>(MAX_ENTRIES);
+  private readonly results = new LRUCache<string, string>({ max: MAX_ENTRIES });
 
   /** The result remembered under `key`, else `parse()`'s, remembered when `text` is short enough. */
   getOrParse(key: string, text: string, parse: () => ParsedRunnableConfig): ParsedRunnableConfig {

@@ -1,0 +1,51 @@
+import { Counter, type Metric, Registry } from 'prom-client';
+import type { Labels, MetricsRegistry } from '../../domain/ops/metrics';
+
+/**
+ * `MetricsRegistry` on prom-client, in a registry of its own (not prom-client's global one, so two
+ * Runloom instances in one process never share or clash), without prom-client's default process
+ * metrics: `/metrics` lists Runloom's metrics in standard Prometheus text.
+ */
+export class PromClientMetrics implements MetricsRegistry {
+  private readonly registry = new Registry();
+  private readonly counters = new Map<string, Counter>();
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  increment(name: string, help: string, labels: Labels = {}, by = 1): void {
+    this.counterOf(name, help, labels).inc(labels, by);
+  }
+
+  counter(name: string, help: string, labels: Labels = {}): (by?: number) => void {
+    const child = this.counterOf(name, help, labels).labels(labels);
+    return (by = 1) => child.inc(by);
+  }
+
+  gauge(name: string, help: string, collect: () => Promise<Array<{ labels: Labels; value: number }>>): void {
+    // A collector of its own rather than prom-client's Gauge: the label names are only known from
+    // what `collect` answers, and each scrape reports exactly those samples.
+    const collector = {
+      name,
+      help,
+      type: 'gauge',
+      aggregator: 'sum',
+      get: async () => ({ name, help, type: 'gauge', aggregator: 'sum', values: await collect() }),
+    };
+    this.registry.registerMetric(collector as unknown as Metric);
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private counterOf(name: string, help: string, labels: Labels): Counter {
+    let counter = this.counters.get(name);
+    if (!counter) {
+      counter = new Counter({ name, help, labelNames: Object.keys(labels), registers: [this.registry] });
+      this.counters.set(name, counter);
+    }
+    return counter;
+  }
+}
