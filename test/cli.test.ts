@@ -35,14 +35,26 @@ function runCli(args: string[], env: Record<string, string> = {}): Cli {
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
-/** The base URL from the listening line; fails with the CLI's output if it exits first. */
+/** Resolves once `pattern` appears on the CLI's stdout; fails with its output if it exits first. */
+function printed(cli: Cli, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      const found = pattern.exec(cli.stdout());
+      if (!found) return;
+      cli.child.stdout!.off('data', check);
+      cli.child.off('exit', onExit);
+      resolve(found);
+    };
+    const onExit = (code: number | null): void => reject(new Error(`the CLI exited with ${code} before printing ${pattern}:\n${cli.stdout()}\n${cli.stderr()}`));
+    cli.child.stdout!.on('data', check);
+    cli.child.once('exit', onExit);
+    check();
+  });
+}
+
+/** The base URL from the listening line. */
 async function listeningUrl(cli: Cli): Promise<string> {
-  for (;;) {
-    const found = LISTENING.exec(cli.stdout());
-    if (found) return found[1]!;
-    const code = await Promise.race([cli.exited, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 50))]);
-    if (code !== 'waiting') assert.fail(`the CLI exited with ${code} before listening:\n${cli.stdout()}\n${cli.stderr()}`);
-  }
+  return (await printed(cli, LISTENING))[1]!;
 }
 
 async function token(baseUrl: string, client = CLIENT): Promise<string> {
@@ -123,20 +135,24 @@ describe('runloom CLI', function () {
     assert.equal(rotated.status, 200);
     const { secret } = (await rotated.json()) as { secret: string };
 
-    // A token request whose body arrives in two parts, with the signal in between.
+    // A token request whose body arrives in two parts, with the signal in between. node:http answers
+    // `100 Continue` as it hands the request to Runloom, so once it arrives the request is in flight.
     const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret }).toString();
     const slow = http.request(`${url}/auth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
     });
     const answered = once(slow, 'response') as Promise<[IncomingMessage]>;
+    slow.flushHeaders();
+    await once(slow, 'continue');
     slow.write(body.slice(0, 10));
-    await sleep(300);
     cli.child.kill('SIGTERM');
-    await sleep(500);
-    assert.equal(cli.child.exitCode, null, 'the server exited with a request in flight');
+    // Logged as the shutdown starts, right before the server stops listening.
+    await printed(cli, /"msg":"shutting down: finishing in-flight requests"/);
     await assert.rejects(fetch(`${url}/healthz`), 'the server still accepts connections after SIGTERM');
+    assert.equal(cli.child.exitCode, null, 'the server exited with a request in flight');
     slow.end(body.slice(10));
+    // Answered after the shutdown began: the server stayed up for its in-flight request.
     const [response] = await answered;
     assert.equal(response.statusCode, 200);
     assert.match(await text(response), /"access_token"/);
@@ -290,8 +306,4 @@ async function text(response: IncomingMessage): Promise<string> {
   let body = '';
   for await (const chunk of response.setEncoding('utf8')) body += chunk as string;
   return body;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

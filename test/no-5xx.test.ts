@@ -23,6 +23,7 @@ import {
 import { HOSTILE_VALUES, mutate, sampleFromSchema } from './support/json-schema-sample';
 import { documentsObjectError, fillPath, isIdParam, jsonBodySchema, recordKindOf, routeCatalog, type CatalogRoute } from './support/route-catalog';
 import { SeededRandom } from './support/seeded-random';
+import { waitUntil } from './support/wait';
 
 /**
  * Product rule (DESIGN 2.3): bad input gets a clear 4xx and no input produces a 5xx, a crash, a
@@ -292,15 +293,12 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
     return (await response.json()) as { id: string }[];
   }
 
-  /** Waits (at most 20 s) until no run of the account is queued or running. */
+  /** Waits until no run of the account is queued or running. */
   async function runsEnded(): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
+    await waitUntil(async () => {
       const [queued, running] = await Promise.all([listRuns('status=queued'), listRuns('status=running')]);
-      if (queued.length + running.length === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.fail('runs submitted by the cases did not end within 20 s');
+      return queued.length + running.length === 0;
+    }, 'the runs submitted by the cases to end', 20_000);
   }
 
   interface CaseContext {

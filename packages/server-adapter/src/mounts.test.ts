@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import http, { type IncomingMessage } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import fastify from 'fastify';
@@ -9,6 +9,7 @@ import { createRequestListener } from './node';
 import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
+import { waitUntil } from '../../../test/support/wait';
 import { type Answer, ApiError, type Exchange, jsonResponse, route, Router } from '@runloom/core';
 
 const CHUNK_SIZE = 16 * 1024;
@@ -20,6 +21,11 @@ class ProbeHandler implements WebHandler {
   readonly streamCancelled = deferred<void>();
   readonly requestAborted = deferred<void>();
   readonly uploadStarted = deferred<void>();
+  /** Resolved when /hang and /late have their request in hand. */
+  readonly hangEntered = deferred<void>();
+  readonly lateEntered = deferred<void>();
+  /** The test releases /late once the server has seen the client go. */
+  readonly lateRelease = deferred<void>();
   readonly lateSignalAborted = deferred<boolean>();
 
   async handle(request: Request): Promise<Response> {
@@ -42,11 +48,13 @@ class ProbeHandler implements WebHandler {
         return Response.json(await this.digest(request));
       case 'GET /hang':
         request.signal.addEventListener('abort', () => this.requestAborted.resolve());
+        this.hangEntered.resolve();
         await this.requestAborted.promise;
         return new Response(null, { status: 204 });
       case 'GET /late':
         // Looks at the signal only after the client has gone.
-        await sleep(400);
+        this.lateEntered.resolve();
+        await this.lateRelease.promise;
         this.lateSignalAborted.resolve(request.signal.aborted);
         return new Response(null, { status: 204 });
       default:
@@ -102,7 +110,8 @@ class ProbeDispatcher extends ProbeHandler {
         }
       case 'GET /late':
         // Builds the web Request only after the client has gone.
-        await sleep(400);
+        this.lateEntered.resolve();
+        await this.lateRelease.promise;
         this.lateSignalAborted.resolve(exchange.request().signal.aborted);
         return { status: 204, headers: {}, text: null };
       default:
@@ -115,6 +124,8 @@ const BODY_LIMIT = 64;
 
 interface Mounted {
   url: string;
+  /** The node:http server underneath, to watch its requests and responses. */
+  server: http.Server;
   close(): Promise<void>;
 }
 
@@ -129,7 +140,7 @@ const mounts: Record<string, (handler: WebHandler) => Promise<Mounted>> = {
     const app = fastify({ forceCloseConnections: true });
     await app.register(runloomFastify, { runloom: handler });
     await app.listen({ host: '127.0.0.1', port: 0 });
-    return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, server: app.server, close: () => app.close() };
   },
 };
 
@@ -210,9 +221,14 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
 
     it('streams a response to a slow reader, producing only as fast as the client reads', async () => {
+      const serverResponse = nextResponse(server.server);
       const response = await rawRequest(`${server.url}/stream`);
       response.pause();
-      await sleep(300);
+      // The socket buffers fill, then the adapter stops reading the stream and waits for 'drain'
+      // (which a paused client never causes): what was produced by then is all that will be.
+      const res = await serverResponse;
+      await waitUntil(() => res.writableNeedDrain, 'the response to fill the socket buffers');
+      assert.ok(res.listenerCount('drain') > 0, 'the adapter keeps writing into a full response instead of waiting for drain');
       const producedWhilePaused = handler.produced;
       assert.ok(producedWhilePaused < STREAM_CHUNKS / 2, `produced ${producedWhilePaused} chunks for a paused reader`);
       assert.equal(response.headers['transfer-encoding'], 'chunked');
@@ -263,16 +279,21 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     it("aborts the request's signal when the client disconnects mid-request", async () => {
       const request = http.get(`${server.url}/hang`);
       request.on('error', () => undefined);
-      await sleep(100);
+      await handler.hangEntered.promise;
       request.destroy();
       await handler.requestAborted.promise;
     });
 
     it('gives an already aborted signal to a route that first looks after the client left', async () => {
+      const serverResponse = nextResponse(server.server);
       const request = http.get(`${server.url}/late`);
       request.on('error', () => undefined);
-      await sleep(100);
+      await handler.lateEntered.promise;
+      const closed = once(await serverResponse, 'close');
       request.destroy();
+      // The server has seen the client go before the route looks.
+      await closed;
+      handler.lateRelease.resolve();
       assert.equal(await handler.lateSignalAborted.promise, true);
     });
   });
@@ -414,6 +435,7 @@ async function listen(server: http.Server): Promise<Mounted> {
   await once(server, 'listening');
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
     close: async () => {
       server.closeAllConnections();
       server.close();
@@ -434,8 +456,9 @@ async function readAll(response: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The response object of the next request the server receives. */
+function nextResponse(server: http.Server): Promise<ServerResponse> {
+  return new Promise((resolve) => server.once('request', (_request: IncomingMessage, response: ServerResponse) => resolve(response)));
 }
 
 function deferred<T>(): { promise: Promise<T>; resolve(value: T): void } {
