@@ -22,6 +22,7 @@ export interface DatabaseUnderTest {
 }
 
 const ITEMS = 'items';
+const NOTES = 'notes';
 const itemsMigration: Migration = {
   id: 'contract/001-items',
   steps: [
@@ -360,6 +361,78 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
         for (const count of seen) assert.equal(count % 2, 0, `a reader saw ${count} halves of pairs`);
         assert.equal(await database.count(ITEMS, { status: 'pair' }), pairs * 2);
       });
+
+      // Adapters may commit concurrent writes together (group commit): each write still stands alone.
+      it('concurrent writes fail alone: a failing write rejects with its own error and the others land', async () => {
+        await database.migrate([{ id: 'contract/003-notes', steps: [{ createCollection: NOTES, fields: { item_id: 'text' } }] }]);
+        const good = (index: number): WriteOp[] => [
+          { op: 'insert', collection: ITEMS, doc: { id: `good-${index}`, status: 'good' } },
+          { op: 'insert', collection: NOTES, doc: { id: `note-${index}`, item_id: `good-${index}` } },
+        ];
+        const failing: { ops: WriteOp[]; error: typeof WriteConflictError | typeof DuplicateIdError }[] = [
+          // Inserts only, into two collections, the second a duplicate: the first must not land.
+          { ops: [{ op: 'insert', collection: NOTES, doc: { id: 'orphan-note' } }, { op: 'insert', collection: ITEMS, doc: { id: 'a1' } }], error: DuplicateIdError },
+          { ops: [{ op: 'insert', collection: ITEMS, doc: { id: 'bad-1', status: 'bad' } }, { op: 'insert', collection: ITEMS, doc: { id: 'bad-1' } }], error: DuplicateIdError },
+          {
+            ops: [
+              { op: 'insert', collection: ITEMS, doc: { id: 'bad-2', status: 'bad' } },
+              { op: 'replace', collection: ITEMS, doc: { id: 'a2', status: 'bad' }, expect: { status: 'queued' } },
+            ],
+            error: WriteConflictError,
+          },
+          { ops: [{ op: 'delete', collection: ITEMS, id: 'missing' }], error: WriteConflictError },
+        ];
+        const outcomes = await Promise.allSettled([
+          ...Array.from({ length: 20 }, (_, index) => database.write(good(index))),
+          ...failing.map(({ ops }) => database.write(ops)),
+          ...Array.from({ length: 20 }, (_, index) => database.write(good(20 + index))),
+          database.write([{ op: 'replace', collection: ITEMS, doc: { ...fixtures[1]!, status: 'good' }, expect: { status: 'running' } }]),
+        ]);
+        const rejected = outcomes.map((outcome) => (outcome.status === 'rejected' ? (outcome.reason as Error) : undefined));
+        assert.deepEqual(rejected.slice(0, 20), Array(20).fill(undefined));
+        assert.deepEqual(rejected.slice(24), Array(21).fill(undefined));
+        failing.forEach(({ error }, index) => assert.ok(rejected[20 + index] instanceof error, `failing write ${index}: ${String(rejected[20 + index])}`));
+        assert.equal(await database.count(ITEMS, { status: 'good' }), 41);
+        assert.equal(await database.count(NOTES), 40);
+        assert.equal(await database.count(ITEMS, { status: 'bad' }), 0);
+        assert.equal(await database.get(NOTES, 'orphan-note'), undefined);
+        assert.deepEqual(await database.get(ITEMS, 'a1'), fixtures[0]);
+      });
+
+      it('concurrent writes racing on one precondition: exactly one wins, the rest conflict', async () => {
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 12 }, (_, index) =>
+            database.write([
+              { op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, status: `winner-${index}` }, expect: { status: 'queued' } },
+              { op: 'insert', collection: ITEMS, doc: { id: `claim-${index}` } },
+            ]),
+          ),
+        );
+        const won = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [index] : []));
+        assert.equal(won.length, 1);
+        for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof WriteConflictError);
+        assert.equal((await database.get(ITEMS, 'a1'))!.status, `winner-${won[0]}`);
+        assert.deepEqual(await findIds({ where: { id: { in: Array.from({ length: 12 }, (_, index) => `claim-${index}`) } } }), [`claim-${won[0]}`]);
+      });
+    });
+
+    it('every acknowledged concurrent write survives close and reopen (durable adapters)', async function () {
+      if (!store.reopen) this.skip();
+      await withFixtures();
+      await Promise.all(
+        Array.from({ length: 50 }, (_, index) =>
+          database.write([
+            { op: 'insert', collection: ITEMS, doc: { id: `c-${index}`, status: 'concurrent' } },
+            ...(index % 5 === 0 ? [{ op: 'replace' as const, collection: ITEMS, doc: { ...fixtures[3]!, rank: index } }] : []),
+          ]),
+        ),
+      );
+      const before = await database.find(ITEMS);
+      await database.close();
+      database = await store.reopen();
+      await database.migrate([itemsMigration]);
+      assert.deepEqual(await database.find(ITEMS), before);
+      assert.equal(await database.count(ITEMS, { status: 'concurrent' }), 50);
     });
 
     it('returns documents equal to what was stored (nested values, unicode, numbers)', async () => {
