@@ -9,8 +9,9 @@ import { bootstrapFlag, type ChildServer, fetchToken, startChildServer } from '.
  * HTTP throughput of `runloom serve` (the built CLI, in its own process, with request logging on)
  * against a bare node:http server answering the same bytes in another process, both loaded by
  * autocannon with the same connections and duration:
- * (a) an authenticated `GET /v1/runnables` of a small list, 50 connections;
- * (b) acknowledged durable creates (`POST /v1/runnables` answered 201), 16 connections.
+ * (a) an authenticated `GET /v1/runnables` of a small list, 50 connections.
+ * Durable creates (`POST /v1/runnables`) are measured in writes.bench.ts, against a baseline that
+ * makes its writes durable too.
  * Rate limiting is off (`--rate-limit 0`): the bench measures capacity, not the limiter.
  * `BENCH_DURATION_S` (default 10) sets each measured run; `BENCH_PROFILE_DIR` profiles the server.
  */
@@ -81,29 +82,12 @@ export async function run(): Promise<BenchResult[]> {
       const get = { path: '/v1/runnables', connections: 50, headers: { authorization } };
       const listRunloom = await measure(runloom, get);
       const listBare = await measure(bare, get);
-      const post = {
-        path: '/v1/runnables',
-        connections: 16,
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/json' },
-        // Names need not be unique: every request creates a new runnable with its own id.
-        body: JSON.stringify({ name: 'bench create', tags: ['bench'], config_content: RUNNABLE_CONFIG }),
-      };
-      const createRunloom = await measure(runloom, post);
-      const createBare = await measure(bare, post);
       return [
         benchResult({
           name: `(a) GET /v1/runnables (${LISTED_RUNNABLES} items, ${listBody.length} B), 50 conns: runloom serve / bare node:http`,
           value: listRunloom,
           baseline: listBare,
           goal: { of: 'ratio', atLeast: 0.4 },
-          unit: 'req/s',
-        }),
-        benchResult({
-          name: '(b) POST /v1/runnables acknowledged durable creates, 16 conns: runloom serve / bare node:http',
-          value: createRunloom,
-          baseline: createBare,
-          goal: { of: 'value', atLeast: 4000 },
           unit: 'req/s',
         }),
       ];
