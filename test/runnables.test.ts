@@ -383,8 +383,8 @@ describe('runnables over HTTP', () => {
       for (let level = 0; level < 20_000; level++) nested = [nested];
       const principal = { accountId: 'acct-a', clientId: 'service-caller' };
       await assert.rejects(t.runloom.runnables.create(principal, { name: 'deep', config_content_parsed: { prompt: { system: 'x' }, deep: nested } }), {
-        name: 'ApiError',
-        status: 400,
+        name: 'DomainError',
+        code: 'VALIDATION_FAILED',
       });
     });
 

@@ -3,7 +3,7 @@ import { RunloomConfig } from '../config';
 import { Metrics, type MetricsRegistry } from '../domain/ops/metrics';
 import { opsRoutes } from '../domain/ops/ops-routes';
 import { storeAndQueueReadiness } from '../domain/ops/readiness';
-import { RequestLog } from '../domain/ops/request-log';
+import { RequestLog } from './request-log';
 import { Clock } from '../ports/clock';
 import { Database } from '../ports/database';
 import { JobQueue } from '../ports/job-queue';

@@ -1,5 +1,8 @@
 import type { z } from 'zod';
+import type { Principal } from '../domain/auth/principal';
 import type { HttpResult } from './http-result';
+
+export type { Principal };
 
 /**
  * One HTTP route, declared in a feature's route table. The router validates `params`, `query` and
@@ -7,12 +10,6 @@ import type { HttpResult } from './http-result';
  * the same schemas, so the two never disagree.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** Who is calling: set on every authenticated request. */
-export interface Principal {
-  accountId: string;
-  clientId: string;
-}
 
 export interface ResponseSpec {
   description: string;
@@ -79,7 +76,7 @@ export const RouteTable = Symbol.for('runloom.RouteTable');
 export type RouteTable = readonly RouteDefinition[];
 
 /**
- * Authenticates bearer tokens for the router; the auth feature binds it. Throws `ApiError`
+ * Authenticates bearer tokens for the router; the auth feature binds it. Throws a `DomainError`
  * (UNAUTHORIZED) for a missing, malformed, forged or expired token.
  */
 export const Authenticator = Symbol.for('runloom.Authenticator');

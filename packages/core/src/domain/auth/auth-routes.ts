@@ -1,8 +1,11 @@
+import { inject, injectable } from 'inversify';
 import { z } from 'zod';
 import type { HttpResult } from '../../http/http-result';
-import { route, type RouteDefinition } from '../../http/route';
+import { type Authenticator, route, type RouteDefinition } from '../../http/route';
 import { readText } from '../../http/exchange';
-import type { AuthService, TokenRequest } from './auth-service';
+import { DomainError } from '../errors';
+import { AuthService, invalidToken, type TokenRequest } from './auth-service';
+import type { Principal } from './principal';
 import { OAuthError } from './oauth-error';
 
 /** The token request as documented; the handler reads the body itself to answer OAuth errors. */
@@ -181,4 +184,24 @@ function basicCredentials(authorization: string | null): { client_id: string; cl
 
 function formDecode(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
+/** `Authorization: Bearer <jwt>` → the caller's principal (RFC 6750 §2.1). */
+@injectable()
+export class BearerAuthenticator implements Authenticator {
+  constructor(@inject(AuthService) private readonly auth: AuthService) {}
+
+  // On every request: plain string operations, no regular expression over the whole token.
+  async authenticate(authorization: string | null): Promise<Principal> {
+    const credentials = authorization?.trim() ?? '';
+    if (!credentials) {
+      throw DomainError.unauthorized('send Authorization: Bearer <token>; get a token from POST /auth/token', { realm: 'runloom' });
+    }
+    const space = credentials.indexOf(' ');
+    const scheme = space < 0 ? credentials : credentials.slice(0, space);
+    if (scheme.toLowerCase() !== 'bearer') throw invalidToken('the Authorization header must use the Bearer scheme', 'invalid_request');
+    const token = space < 0 ? '' : credentials.slice(space + 1).trimStart();
+    if (!token) throw invalidToken('the token is empty', 'invalid_request');
+    return this.auth.verify(token);
+  }
 }

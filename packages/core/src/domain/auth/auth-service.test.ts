@@ -6,7 +6,7 @@ import { ScryptPasswordHasher } from '../../adapters/node/scrypt-password-hasher
 import { SystemClock } from '../../adapters/node/system-clock';
 import { UuidV7Generator } from '../../adapters/node/uuid-v7-generator';
 import { defaultConfig, type RunloomConfig } from '../../config';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import type { Database } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { authMigrations, CLIENTS, SIGNING_KEYS } from './auth-migrations';
@@ -64,10 +64,11 @@ async function rejectsWith(promise: Promise<unknown>, code: string): Promise<OAu
 
 async function refused(promise: Promise<unknown>, reason: RegExp): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof ApiError);
-    assert.equal(error.status, 401);
+    assert.ok(error instanceof DomainError);
+    assert.equal(error.code, 'UNAUTHORIZED');
     assert.match(error.message, reason);
-    assert.match(error.headers?.['www-authenticate'] ?? '', /^Bearer realm="runloom", error="invalid_token"/);
+    assert.equal(error.extras.challenge?.realm, 'runloom');
+    assert.equal(error.extras.challenge?.error, 'invalid_token');
     return true;
   });
 }

@@ -1,4 +1,4 @@
-import type { Principal } from '../../http/route';
+import type { Principal } from './principal';
 import { LruCache } from '../lru-cache';
 
 interface Entry {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../../http/json-depth';
+import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 
 /** A gold label as answered (SPEC 2.6): exactly one of `text_value` and `object_value` is non-null. */
 export interface GoldLabel {

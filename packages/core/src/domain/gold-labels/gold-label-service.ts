@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
-import type { Principal } from '../../http/route';
+import { DomainError } from '../errors';
+import type { Principal } from '../auth/principal';
 import { Clock } from '../../ports/clock';
 import { Database, type Migration, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
@@ -113,7 +113,7 @@ export class GoldLabelService {
     try {
       await this.labels.delete(accountId, id, { run_id: runId });
     } catch (error) {
-      if (error instanceof WriteConflictError) throw ApiError.notFound(`gold label ${id}`);
+      if (error instanceof WriteConflictError) throw DomainError.notFound(`gold label ${id}`);
       throw error;
     }
   }
@@ -124,7 +124,7 @@ export class GoldLabelService {
 
   private async requireLabel(accountId: string, runId: string, id: string): Promise<GoldLabelRecord> {
     const label = await this.labels.get(accountId, id);
-    if (!label || label.run_id !== runId) throw ApiError.notFound(`gold label ${id} of run ${runId}`);
+    if (!label || label.run_id !== runId) throw DomainError.notFound(`gold label ${id} of run ${runId}`);
     return label;
   }
 }
@@ -143,11 +143,11 @@ function checkValue(
       textValue === null
         ? 'give exactly one of text_value and object_value'
         : 'give exactly one of text_value and object_value, not both (to switch a label between text and object, set the other one to null)';
-    throw ApiError.badRequest(message, [{ path: 'text_value', message }]);
+    throw DomainError.invalid(message, [{ path: 'text_value', message }]);
   }
   if (textValue !== null && objectValueIsPartial === true) {
     const message = 'object_value_is_partial applies only to an object_value';
-    throw ApiError.badRequest(message, [{ path: 'object_value_is_partial', message }]);
+    throw DomainError.invalid(message, [{ path: 'object_value_is_partial', message }]);
   }
   return { text_value: textValue, object_value: objectValue, object_value_is_partial: objectValue !== null && objectValueIsPartial === true };
 }
@@ -160,7 +160,7 @@ function checkValue(
  */
 function requireOutput(run: RunRecord, name: string): void {
   if (!isFinished(run.status)) {
-    throw ApiError.conflict(`run ${run.id} is ${run.status}; gold labels can be added once it has finished and its outputs are known`);
+    throw DomainError.conflict(`run ${run.id} is ${run.status}; gold labels can be added once it has finished and its outputs are known`);
   }
   if (run.outputs.some((output) => output.name === name)) return;
   const available = run.outputs.map((output) => output.name);
@@ -168,7 +168,7 @@ function requireOutput(run: RunRecord, name: string): void {
     available.length > 0
       ? `output_resource_name '${name}' is not an output of run ${run.id}; its outputs are: ${available.join(', ')}`
       : `output_resource_name '${name}' is not an output of run ${run.id}; the run (${run.status}) has no outputs`;
-  throw ApiError.badRequest(message, [{ path: 'output_resource_name', message }]);
+  throw DomainError.invalid(message, [{ path: 'output_resource_name', message }]);
 }
 
 function toGoldLabel(record: GoldLabelRecord): GoldLabel {

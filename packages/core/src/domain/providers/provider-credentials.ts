@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, type ErrorDetail } from '../../http/api-error';
+import { DomainError, type ErrorDetail } from '../errors';
 import type { ProviderName } from '../../ports/provider-names';
 
 /** `{api_key, base_url?}`: every vendor that authenticates with one key. */
@@ -142,7 +142,7 @@ export function parseCredentials(provider: ProviderName, enabled: boolean, crede
     message: issue.message,
   }));
   const first = details[0]!;
-  throw ApiError.badRequest(`invalid ${provider} credentials: ${first.path}: ${first.message}`, details);
+  throw DomainError.invalid(`invalid ${provider} credentials: ${first.path}: ${first.message}`, details);
 }
 
 /** How a secret is shown: only its last 4 characters, and none of one that short. */

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
@@ -38,7 +38,7 @@ export interface ProviderConfigInput {
 }
 
 /** Thrown when a model call needs a provider the account has not configured or has disabled. */
-export class ProviderUnavailableError extends ApiError {
+export class ProviderUnavailableError extends DomainError {
   constructor(
     readonly provider: ProviderName,
     reason: 'not_configured' | 'disabled',
@@ -141,8 +141,8 @@ export class ProviderService {
    * every model call checks the addresses of the moment again.
    */
   private async checkBaseUrl(provider: ProviderName, baseUrl: string): Promise<void> {
-    const refuse = (message: string): ApiError =>
-      ApiError.badRequest(`invalid ${provider} credentials: credentials.base_url: ${message}`, [{ path: 'credentials.base_url', message }]);
+    const refuse = (message: string): DomainError =>
+      DomainError.invalid(`invalid ${provider} credentials: credentials.base_url: ${message}`, [{ path: 'credentials.base_url', message }]);
     try {
       await this.http.checkDestination(baseUrl);
     } catch (error) {
@@ -171,7 +171,7 @@ export class ProviderService {
 /** A name outside the seven is bad input (400), unlike a known provider with no configuration (404). */
 export function parseProviderName(name: string): ProviderName {
   if (isProviderName(name)) return name;
-  throw ApiError.badRequest(`unknown provider '${name.slice(0, 100)}'; use one of ${PROVIDER_NAMES.join(', ')}`);
+  throw DomainError.invalid(`unknown provider '${name.slice(0, 100)}'; use one of ${PROVIDER_NAMES.join(', ')}`);
 }
 
 /** One configuration per account and provider; no provider name contains ':', so ids never collide. */

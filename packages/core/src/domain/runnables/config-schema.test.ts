@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../../http/json-depth';
+import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../input/json-depth';
 import {
   type AgentConfig,
   type ConfigDiagnostic,

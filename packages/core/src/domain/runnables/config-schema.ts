@@ -1,6 +1,6 @@
 import { isCollection, isNode, isPair, LineCounter, parseDocument, stringify, type Document } from 'yaml';
 import { z } from 'zod';
-import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../../http/json-depth';
+import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { compileJsonSchema } from './json-schema';
 import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';

@@ -1,9 +1,9 @@
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
-import { refuseTooDeep } from '../../http/json-depth';
-import { ApiError, type ErrorDetail } from '../../http/api-error';
-import type { Principal } from '../../http/route';
-import { validationError } from '../../http/router';
+import { refuseTooDeep } from '../input/json-depth';
+import { DomainError, type ErrorDetail } from '../errors';
+import type { Principal } from '../auth/principal';
+import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
@@ -87,7 +87,7 @@ export class RunnableService {
     return docs.map(toRunnable);
   }
 
-  /** The runnable, or a 404 `ApiError`; what the run engine reads before it runs one. */
+  /** The runnable, or a NOT_FOUND `DomainError`; what the run engine reads before it runs one. */
   async get(accountId: string, id: string): Promise<Runnable> {
     return toRunnable(await this.getDoc(accountId, id));
   }
@@ -197,7 +197,7 @@ export class RunnableService {
       const details: ErrorDetail[] = errors.map(({ severity: _severity, ...detail }) => detail);
       const first = errors[0]!;
       const source = content === undefined ? 'config_content_parsed' : 'config_content';
-      throw ApiError.badRequest(`invalid ${source}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
+      throw DomainError.invalid(`invalid ${source}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
     }
     return {
       config_content: text,
@@ -233,12 +233,12 @@ function writeYaml(config: Record<string, unknown>): string {
   try {
     return formatRunnableConfig(config);
   } catch (error) {
-    throw ApiError.badRequest(`config_content_parsed cannot be written as YAML: ${(error as Error).message}`);
+    throw DomainError.invalid(`config_content_parsed cannot be written as YAML: ${(error as Error).message}`);
   }
 }
 
 function conflictOr(error: unknown, id: string): unknown {
-  return error instanceof WriteConflictError ? ApiError.conflict(`runnable ${id} kept changing during the update; retry`) : error;
+  return error instanceof WriteConflictError ? DomainError.conflict(`runnable ${id} kept changing during the update; retry`) : error;
 }
 
 function sameList(left: readonly string[], right: readonly string[]): boolean {

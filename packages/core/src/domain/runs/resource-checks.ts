@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { ApiError, type ErrorDetail } from '../../http/api-error';
+import { DomainError, type ErrorDetail } from '../errors';
 import type { Resource } from '../resources/resource-record';
 import type { ResourceService } from '../resources/resource-service';
 import { type InputConfig, metadataSchemaOf } from '../runnables/config-schema';
@@ -97,5 +97,5 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction {
 function failOn(details: ErrorDetail[]): void {
   if (details.length === 0) return;
   const first = details[0]!;
-  throw ApiError.badRequest(`the run's resources do not fit the runnable: ${first.path}: ${first.message}`, details);
+  throw DomainError.invalid(`the run's resources do not fit the runnable: ${first.path}: ${first.message}`, details);
 }

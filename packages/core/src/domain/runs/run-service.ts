@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
-import { validationError } from '../../http/router';
+import { DomainError } from '../errors';
+import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { EventBus } from '../../ports/event-bus';
 import { IdGenerator } from '../../ports/id-generator';
@@ -47,7 +47,7 @@ export class RunService {
    */
   async submit(accountId: string, runnableId: string, body: RunRequest, mode: string = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
-      throw ApiError.badRequest(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
+      throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
     const parsed = runRequestSchema.safeParse(body ?? {});
     if (!parsed.success) throw validationError(parsed.error);
@@ -122,14 +122,14 @@ export class RunService {
   async cancel(accountId: string, id: string): Promise<RunView> {
     for (let attempt = 1; attempt <= CANCEL_ATTEMPTS; attempt++) {
       const run = await this.getRecord(accountId, id);
-      if (isFinished(run.status)) throw ApiError.conflict(`run ${id} is already ${run.status}; only a queued or running run can be cancelled`);
+      if (isFinished(run.status)) throw DomainError.conflict(`run ${id} is already ${run.status}; only a queued or running run can be cancelled`);
       const final = await this.engine.complete(run, { status: 'cancelled', error: describeFailure(new RunCancelled()) }, run.status);
       if (!final) continue;
       this.engine.abort(id);
       await this.engine.scheduleCallback(final);
       return toRunView(final);
     }
-    throw ApiError.conflict(`run ${id} kept changing status while being cancelled; read it and retry`);
+    throw DomainError.conflict(`run ${id} kept changing status while being cancelled; read it and retry`);
   }
 
   private getRecord(accountId: string, id: string): Promise<RunRecord> {

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
 import { type JobContext, JobQueue } from '../../ports/job-queue';
@@ -241,6 +241,6 @@ export async function hmacSha256Base64(secret: string, content: string): Promise
   return btoa(String.fromCharCode(...signature));
 }
 
-function invalidCallbackUrl(message: string): ApiError {
-  return ApiError.badRequest(message, [{ path: 'callback_url', message }]);
+function invalidCallbackUrl(message: string): DomainError {
+  return DomainError.invalid(message, [{ path: 'callback_url', message }]);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Logger } from '../../ports/logger';
-import { MetricsRegistry } from './metrics';
+import type { Logger } from '../ports/logger';
+import { MetricsRegistry } from '../domain/ops/metrics';
 import { RequestLog } from './request-log';
 
 class RecordingLogger implements Logger {

@@ -1,6 +1,6 @@
-import type { Logger } from '../../ports/logger';
-import type { RequestObserver } from '../../http/router';
-import type { MetricsRegistry } from './metrics';
+import type { Logger } from '../ports/logger';
+import type { RequestObserver } from './router';
+import type { MetricsRegistry } from '../domain/ops/metrics';
 
 /** One structured log line and one metric sample per request; never bodies, tokens or secrets. */
 export class RequestLog implements RequestObserver {
