@@ -6,7 +6,7 @@ import { readText } from '../../http/exchange';
 import { DomainError } from '../errors';
 import { AuthService, invalidToken, type TokenRequest } from './auth-service';
 import type { Principal } from './principal';
-import { OAuthError } from './oauth-error';
+import { OAuthError, type OAuthErrorCode } from './oauth-error';
 
 /** The token request as documented; the handler reads the body itself to answer OAuth errors. */
 const tokenRequestSchema = z
@@ -97,12 +97,21 @@ export function authRoutes(auth: AuthService, jsonBodyLimitBytes: number): Route
   ];
 }
 
+/** The status of each OAuth error (RFC 6749 §5.2; `slow_down` is a throttled client authentication). */
+const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  unsupported_grant_type: 400,
+  slow_down: 429,
+};
+
 function oauthErrorResult(error: OAuthError): HttpResult {
+  const status = OAUTH_STATUS[error.error];
   // RFC 9110 §15.5.2: a 401 carries a challenge; Basic is the scheme this endpoint accepts.
   const headers: Record<string, string> = { ...NO_STORE };
-  if (error.status === 401) headers['www-authenticate'] = 'Basic realm="runloom", charset="UTF-8"';
+  if (status === 401) headers['www-authenticate'] = 'Basic realm="runloom", charset="UTF-8"';
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-  return { status: error.status, body: { error: error.error, error_description: error.description }, headers };
+  return { status, body: { error: error.error, error_description: error.description }, headers };
 }
 
 /** The token request's fields from the body, with client credentials from HTTP Basic if sent. */
