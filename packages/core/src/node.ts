@@ -5,6 +5,7 @@
  */
 export { platformModule } from './adapters/platform-module';
 export { MemoryDatabase } from './adapters/memory/memory-database';
+export { MemoryMetrics } from './adapters/memory/memory-metrics';
 export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
 export { openSqlJsDatabase, SqlJsDatabase, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';

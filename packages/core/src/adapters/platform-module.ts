@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { ContainerModule } from 'inversify';
 import { RunloomConfig } from '../config';
-import { Metrics, MetricsRegistry } from '../domain/ops/metrics';
+import { Metrics } from '../ports/metrics';
+import { MemoryMetrics } from './memory/memory-metrics';
 import { Migrations } from '../domain/storage/migrations';
 import { platformMigrations } from '../domain/storage/platform-migrations';
 import { BlobStore } from '../ports/blob-store';
@@ -42,7 +43,7 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(IdGenerator).toConstantValue(new UuidV7Generator());
   bind(ContentHasher).toConstantValue(new NodeContentHasher());
   bind(Logger).toConstantValue(new SilentLogger());
-  bind(Metrics).toConstantValue(new MetricsRegistry());
+  bind(Metrics).toConstantValue(new MemoryMetrics());
   bind(PasswordHasher).toConstantValue(new ScryptPasswordHasher());
   bind(HttpClient)
     .toResolvedValue(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Logger } from '../ports/logger';
-import { MetricsRegistry } from '../domain/ops/metrics';
+import { MemoryMetrics } from '../adapters/memory/memory-metrics';
 import { RequestLog } from './request-log';
 
 class RecordingLogger implements Logger {
@@ -19,7 +19,7 @@ class RecordingLogger implements Logger {
 describe('RequestLog', () => {
   it('logs one line per request and counts requests by route and status', async () => {
     const logger = new RecordingLogger();
-    const metrics = new MetricsRegistry();
+    const metrics = new MemoryMetrics();
     const log = new RequestLog(logger, metrics);
     const request = { requestId: 'r1', method: 'GET', route: 'GET /v1/runnables', status: 200, durationMs: 1.23456, accountId: 'acct-a' };
     log.onRequest(request);

@@ -1,10 +1,4 @@
-/**
- * Prometheus metrics: counters that services increment and gauges read when scraped.
- * Rendered in the text exposition format at `GET /metrics`.
- */
-export const Metrics = Symbol.for('runloom.Metrics');
-
-type Labels = Record<string, string>;
+import type { MetricLabels as Labels, Metrics } from '../../ports/metrics';
 
 interface MetricFamily {
   help: string;
@@ -13,7 +7,8 @@ interface MetricFamily {
   collect?: () => Promise<Array<{ labels: Labels; value: number }>>;
 }
 
-export class MetricsRegistry {
+/** The `Metrics` port in process memory: what one instance counted since it started. */
+export class MemoryMetrics implements Metrics {
   private readonly families = new Map<string, MetricFamily>();
 
   /** Adds `by` to the counter `name` with `labels`. */
