@@ -8,7 +8,7 @@ import {
   type WriteOp,
   WriteConflictError,
 } from '../../ports/database';
-import { matchesWhere, runQuery } from '../../domain/storage/where';
+import { matchesWhere, runQuery } from '../../ports/database-where';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
 export class MemoryDatabase implements Database {
