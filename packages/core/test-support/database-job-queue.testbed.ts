@@ -73,6 +73,10 @@ class SeverableDatabase implements Database {
 
   constructor(private readonly inner: Database) {}
 
+  get capabilities(): Database['capabilities'] {
+    return this.inner.capabilities;
+  }
+
   sever(): void {
     this.severed = true;
   }

@@ -18,7 +18,6 @@ import { PasswordHasher } from '../ports/password-hasher';
 import { PatternMatcher } from '../ports/pattern-matcher';
 import { MultipartParser } from '../ports/multipart-parser';
 import { SecretBox } from '../ports/secret-box';
-import { MemoryDatabase } from './memory/memory-database';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { openPostgresDatabase } from './postgres/postgres-database';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
@@ -32,7 +31,7 @@ import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
 import { WorkerPatternMatcher } from './node/worker-pattern-matcher';
 import { DatabaseJobQueue, jobMigrations } from './queue/database-job-queue';
-import { openSqlJsDatabase, SqlJsDatabase } from './sqljs/sqljs-database';
+import { openSqlJsDatabase } from './sqljs/sqljs-database';
 
 /**
  * Default adapters of every port. A host replaces any of them by passing a module to
@@ -76,8 +75,7 @@ export const platformModule = new ContainerModule(({ bind }) => {
           clock,
           ids,
           logger,
-          // Only the in-process stores are known to be this process's alone (sql.js holds a lock).
-          exclusiveDatabase: database instanceof SqlJsDatabase || database instanceof MemoryDatabase,
+          exclusiveDatabase: database.capabilities.exclusive,
         }),
       [Database, Clock, IdGenerator, Logger],
     )

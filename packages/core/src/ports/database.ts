@@ -69,6 +69,8 @@ export interface Migration {
 }
 
 export interface Database {
+  /** What this store is, beyond the guarantees every adapter keeps. */
+  readonly capabilities: DatabaseCapabilities;
   /** Brings the schema up to date. Called once, before any other method. */
   migrate(migrations: readonly Migration[]): Promise<void>;
   get(collection: string, id: string): Promise<Doc | undefined>;
@@ -79,6 +81,15 @@ export interface Database {
   write(ops: readonly WriteOp[]): Promise<void>;
   /** Flushes and releases the store; no call may follow. */
   close(): Promise<void>;
+}
+
+export interface DatabaseCapabilities {
+  /**
+   * No other process uses this store while it is open (sql.js holds a lock on its files; memory is
+   * the process's own): what a previous process left running is known to be abandoned, so the job
+   * queue offers it again at start instead of waiting for its lease to expire.
+   */
+  readonly exclusive: boolean;
 }
 
 /** Thrown by `write` when an `expect` precondition fails or the document to change is missing. */

@@ -12,6 +12,7 @@ import { matchesWhere, runQuery } from '../../ports/database-where';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
 export class MemoryDatabase implements Database {
+  readonly capabilities = { exclusive: true };
   private readonly collections = new Map<string, Map<string, string>>();
   private readonly appliedMigrations = new Set<string>();
 

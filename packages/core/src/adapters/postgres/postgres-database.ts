@@ -63,6 +63,8 @@ type Param = string | number | boolean | null;
  * so concurrent writers serialize on the rows they touch. Migrations run under an advisory lock.
  */
 export class PostgresDatabase implements Database {
+  /** Instances may share one PostgreSQL database. */
+  readonly capabilities = { exclusive: false };
   private collections = new Map<string, Map<string, FieldType>>();
 
   constructor(

@@ -17,6 +17,7 @@ import { databaseJobQueueTestBed, type SharedStore } from '../../../test-support
  */
 function inProcessStore(database: Database, removeFiles: () => void = () => {}): SharedStore {
   const handle: Database = {
+    capabilities: database.capabilities,
     migrate: (migrations) => database.migrate(migrations),
     get: (collection, id) => database.get(collection, id),
     find: (collection, query) => database.find(collection, query),

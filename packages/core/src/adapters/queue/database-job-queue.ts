@@ -56,7 +56,7 @@ export interface DatabaseJobQueueOptions {
   /** How long `stop()` waits for running attempts before aborting them. */
   stopGraceMs?: number;
   /**
-   * True when no other process uses this database (sql.js, memory): jobs a previous process left
+   * True when no other process uses this database (`Database.capabilities.exclusive`): jobs a previous process left
    * running are offered again at start instead of after their leases expire.
    */
   exclusiveDatabase?: boolean;

@@ -53,6 +53,8 @@ const silentLogger: Logger = { info() {}, warn() {}, error() {} };
  * log after it.
  */
 export class SqlJsDatabase implements Database {
+  /** The lock on the files makes this process the only writer. */
+  readonly capabilities = { exclusive: true };
   private schema: Map<string, CollectionSchema>;
   private closing: Promise<void> | undefined;
 
