@@ -5,6 +5,7 @@ import { compileJsonSchema } from './json-schema';
 import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';
 import { isMimePattern } from './mime-patterns';
+import { TEMPLATE_REFERENCE } from './template-syntax';
 
 /**
  * The configuration of a runnable (SPEC 2.4 `config_content_parsed`, DESIGN 2.4): the zod schemas
@@ -20,7 +21,6 @@ export type RunnableType = (typeof RUNNABLE_TYPES)[number];
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** Tool names as model vendors accept them. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const TEMPLATE_REFERENCE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const STEP_OUTPUT_REFERENCE = /^steps\.([^.]+)\.output(?:\..+)?$/;
 
 /** Agent tool-calling loops stop after this many model turns unless `max_steps` says otherwise. */
