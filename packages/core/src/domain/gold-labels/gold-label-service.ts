@@ -1,6 +1,5 @@
 import { inject, injectable } from 'inversify';
 import { DomainError } from '../errors';
-import type { Principal } from '../auth/principal';
 import { Clock } from '../../ports/clock';
 import { Database, type Migration, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
@@ -39,19 +38,20 @@ export class GoldLabelService {
     this.labels = new Repository(database, COLLECTION);
   }
 
-  async create(principal: Principal, runId: string, input: CreateGoldLabelInput): Promise<GoldLabel> {
-    const run = await this.requireRun(principal.accountId, runId);
+  /** A gold label of run `runId`; `createdBy` (the client making it) is recorded as its author. */
+  async create(accountId: string, runId: string, input: CreateGoldLabelInput, createdBy: string): Promise<GoldLabel> {
+    const run = await this.requireRun(accountId, runId);
     const value = checkValue(input.text_value ?? null, input.object_value ?? null, input.object_value_is_partial);
     requireOutput(run, input.output_resource_name);
     const now = this.clock.now().toISOString();
     const record: GoldLabelRecord = {
       id: this.ids.newId(),
-      account_id: principal.accountId,
+      account_id: accountId,
       run_id: run.id,
       output_resource_name: input.output_resource_name,
       ...value,
-      created_by: principal.clientId,
-      updated_by: principal.clientId,
+      created_by: createdBy,
+      updated_by: createdBy,
       created_at: now,
       updated_at: now,
       revision: 1,
@@ -78,11 +78,11 @@ export class GoldLabelService {
   }
 
   /** Applies the given fields; afterwards the label must still hold exactly one value. */
-  async update(principal: Principal, runId: string, id: string, patch: UpdateGoldLabelInput): Promise<GoldLabel> {
-    const run = await this.requireRun(principal.accountId, runId);
+  async update(accountId: string, runId: string, id: string, patch: UpdateGoldLabelInput, updatedBy: string): Promise<GoldLabel> {
+    const run = await this.requireRun(accountId, runId);
     if (patch.output_resource_name !== undefined) requireOutput(run, patch.output_resource_name);
     for (let attempt = 1; ; attempt += 1) {
-      const current = await this.requireLabel(principal.accountId, runId, id);
+      const current = await this.requireLabel(accountId, runId, id);
       const objectValue = patch.object_value === undefined ? current.object_value : patch.object_value;
       const value = checkValue(
         patch.text_value === undefined ? current.text_value : patch.text_value,
@@ -94,7 +94,7 @@ export class GoldLabelService {
         ...current,
         output_resource_name: patch.output_resource_name ?? current.output_resource_name,
         ...value,
-        updated_by: principal.clientId,
+        updated_by: updatedBy,
         updated_at: this.clock.now().toISOString(),
         revision: current.revision + 1,
       };

@@ -2,7 +2,6 @@ import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
 import { refuseTooDeep } from '../input/json-depth';
 import { DomainError, type ErrorDetail } from '../errors';
-import type { Principal } from '../auth/principal';
 import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
@@ -57,19 +56,20 @@ export class RunnableService {
     @inject(ContentHasher) private readonly hasher: ContentHasher,
   ) {}
 
-  async create(principal: Principal, input: CreateRunnableInput): Promise<Runnable> {
+  /** A new runnable of `accountId`; `createdBy` (the client making it) is recorded on it and its first version. */
+  async create(accountId: string, input: CreateRunnableInput, createdBy: string): Promise<Runnable> {
     const fields = parseInput(createRunnableInput, input);
-    const config = await this.configFrom(principal.accountId, fields.config_content, fields.config_content_parsed);
+    const config = await this.configFrom(accountId, fields.config_content, fields.config_content_parsed);
     const now = this.clock.now().toISOString();
     const doc: RunnableDoc = {
       id: this.ids.newId(),
-      account_id: principal.accountId,
+      account_id: accountId,
       name: fields.name,
       ...config!,
       created_at: now,
       updated_at: now,
       ...(fields.description != null ? { description: fields.description } : {}),
-      created_by: principal.clientId,
+      created_by: createdBy,
       tags: unique(fields.tags ?? []),
       version: 1,
       revision: 1,
@@ -102,11 +102,11 @@ export class RunnableService {
    * Changes the given fields. A changed configuration (by its SHA-256) becomes a new version in the
    * history; the same text again adds none. A request that changes nothing writes nothing.
    */
-  async update(principal: Principal, id: string, input: UpdateRunnableInput): Promise<Runnable> {
+  async update(accountId: string, id: string, input: UpdateRunnableInput, updatedBy: string): Promise<Runnable> {
     const fields = parseInput(updateRunnableInput, input);
-    const config = await this.configFrom(principal.accountId, fields.config_content, fields.config_content_parsed);
+    const config = await this.configFrom(accountId, fields.config_content, fields.config_content_parsed);
     for (let attempt = 1; ; attempt++) {
-      const current = await this.getDoc(principal.accountId, id);
+      const current = await this.getDoc(accountId, id);
       const configChanged = config !== undefined && config.config_content_sha256 !== current.config_content_sha256;
       const name = fields.name ?? current.name;
       const description = fields.description === undefined ? current.description : (fields.description ?? undefined);
@@ -127,7 +127,7 @@ export class RunnableService {
         revision: current.revision + 1,
       };
       const ops: WriteOp[] = [this.runnables.replaceOp(next, { revision: current.revision })];
-      if (configChanged) ops.push(this.versionOp(next, now, principal.clientId));
+      if (configChanged) ops.push(this.versionOp(next, now, updatedBy));
       try {
         await this.database.write(ops);
         return toRunnable(next);

@@ -14,7 +14,7 @@ import { RunEngine, runTopic } from './run-engine';
 import { describeFailure, RunCancelled } from './run-failure';
 import { isFinished, type RunRecord, toRunView, type RunView } from './run-record';
 import { RunRepository } from './run-repository';
-import { listRunsFilter, type ListRunsQuery, RUN_MODES, runRequestSchema, type RunRequest } from './run-schemas';
+import { listRunsFilter, type ListRunsQuery, RUN_MODES, type RunMode, runRequestSchema, type RunRequest } from './run-schemas';
 
 /** What a submission answers: the id of an accepted async run, or the finished sync run. */
 export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
@@ -45,7 +45,8 @@ export class RunService {
    * runnable's configuration and queues the run. `async` (the default) answers its id at once;
    * `sync` waits until it has finished (or `signal` aborts: the caller went away) and answers it.
    */
-  async submit(accountId: string, runnableId: string, body: RunRequest, mode: string = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
+  async submit(accountId: string, runnableId: string, body: RunRequest, mode: RunMode = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
+    // Checked again for callers without types (JavaScript hosts).
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
       throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
