@@ -4,11 +4,7 @@ import type { HttpResult } from './http-result';
 
 export type { Principal };
 
-/**
- * One HTTP route, declared in a feature's route table. The router validates `params`, `query` and
- * `body` with the zod schemas before calling `handle`, and the OpenAPI document is generated from
- * the same schemas, so the two never disagree.
- */
+/** The methods a route may declare; HEAD is answered on every GET route by the router. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ResponseSpec {
@@ -47,6 +43,11 @@ export interface RouteInput<P, Q, B> {
   remoteAddress: string | undefined;
 }
 
+/**
+ * One HTTP route, declared in a feature's route table. The router validates `params`, `query` and
+ * `body` with the zod schemas before calling `handle`, and the OpenAPI document is generated from
+ * the same schemas, so the two never disagree.
+ */
 export interface RouteDefinition<P = any, Q = any, B = any> {
   method: HttpMethod;
   /** OpenAPI-style template, e.g. `/v1/runnable/{id}`. */
