@@ -66,7 +66,7 @@ describe('gold labels (HTTP)', () => {
   }
 
   describe('create, read, list', () => {
-    it('creates a text label with 201 and every field of SPEC 2.6, attributed to the token’s client', async () => {
+    it('creates a text label with 201 and every documented field, attributed to the token’s client', async () => {
       const run = await addRun();
       const label = await createLabel(run.id, { output_resource_name: 'answer', text_value: 'Paris' });
       assert.match(label.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

@@ -21,7 +21,7 @@ export const evaluationMigrations: Migration[] = [
 type EvaluationRecord = Omit<Evaluation, 'comparison'> & Partial<Pick<Evaluation, 'comparison'>> & AccountRecord;
 
 /**
- * Evaluations (DESIGN 2.5): a run output scored against one of the run's gold labels, kept as the
+ * Evaluations (docs/api.md#evaluations): a run output scored against one of the run's gold labels, kept as the
  * score was at the time (a later change to the label does not rewrite it).
  */
 @injectable()

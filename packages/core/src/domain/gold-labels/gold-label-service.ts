@@ -24,7 +24,7 @@ interface GoldLabelRecord extends GoldLabel, AccountRecord {
 
 const MAX_UPDATE_ATTEMPTS = 4;
 
-/** Gold labels: the expected outputs of a run (SPEC 2.6, DESIGN 2.5), which evaluations score against. */
+/** Gold labels: the expected outputs of a run (docs/api.md#gold-labels), which evaluations score against. */
 @injectable()
 export class GoldLabelService {
   private readonly labels: Repository<GoldLabelRecord>;
@@ -153,7 +153,7 @@ function checkValue(
 }
 
 /**
- * `output_resource_name` must name an output of the run (DESIGN 2.5). A run that is still queued
+ * `output_resource_name` must name an output of the run (docs/api.md#gold-labels). A run that is still queued
  * or running has no outputs to name yet, so labelling it is refused with 409 (its state, retry
  * once it has finished) rather than accepting a name that may never exist; a finished run's outputs
  * are final, so a name outside them is bad input (400) and the message lists the names to use.

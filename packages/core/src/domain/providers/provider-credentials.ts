@@ -21,7 +21,7 @@ export type AwsBedrockCredentials = { region: string; base_url?: string } & (
   | { api_key: string }
 );
 
-/** The credentials of each provider once validated (DESIGN 2.8). */
+/** The credentials of each provider once validated (docs/api.md#providers). */
 export interface ProviderCredentials {
   openai: ApiKeyCredentials;
   anthropic: ApiKeyCredentials;

@@ -56,7 +56,7 @@ export class ProviderUnavailableError extends DomainError {
 const MAX_WRITE_ATTEMPTS = 4;
 
 /**
- * Per-account LLM provider configurations (SPEC 2.5, DESIGN 2.5): validated per provider, sealed
+ * Per-account LLM provider configurations (docs/api.md#providers): validated per provider, sealed
  * by the `SecretBox`, answered masked, opened only when a model call needs them.
  */
 @injectable()

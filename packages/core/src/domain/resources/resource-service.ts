@@ -24,7 +24,7 @@ export type ReceivedContent = StoredBlob;
 class UploadInterruptedError extends Error {}
 
 /**
- * Stored resources (SPEC 2.1, DESIGN 2.5): bytes in the `BlobStore`, records in the database.
+ * Stored resources (docs/api.md#resources): bytes in the `BlobStore`, records in the database.
  *
  * Identical content is stored once. The `resource_blobs` document of a content (id = sha256)
  * names its blob and counts the resources sharing it; every change of that count is written in

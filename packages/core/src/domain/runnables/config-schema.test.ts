@@ -138,7 +138,7 @@ describe('parseRunnableConfig', () => {
     });
   });
 
-  describe('llms[].provider derivation (DESIGN 2.8)', () => {
+  describe('llms[].provider derivation (docs/api.md#configurations)', () => {
     const providerOf = (model: string, enabledProviders: string[] = [], provider?: string) => {
       const llm = `{model: "${model}"${provider ? `, provider: ${provider}` : ''}}`;
       const config = parsed<PromptConfig>(`prompt: {system: hi}\nllms: [${llm}]\n`, enabledProviders);

@@ -39,7 +39,7 @@ interface StoredConfig {
 }
 
 /**
- * Runnables of an account (SPEC 2.4, DESIGN 2.4): create, list, read, update with a version
+ * Runnables of an account (docs/api.md#runnables): create, list, read, update with a version
  * history, delete. Every read is scoped to the caller's account; another account's id is missing.
  */
 @injectable()

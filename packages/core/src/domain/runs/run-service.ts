@@ -23,7 +23,7 @@ export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: 
 const CANCEL_ATTEMPTS = 3;
 
 /**
- * Runs of an account (DESIGN 2.4): submit (async or sync), read, list, cancel. Execution is the
+ * Runs of an account (docs/api.md#runs): submit (async or sync), read, list, cancel. Execution is the
  * `RunEngine`'s; this is the API over it.
  */
 @injectable()

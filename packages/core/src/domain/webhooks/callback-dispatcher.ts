@@ -13,7 +13,7 @@ import { WebhookSecretService } from './webhook-secret-service';
 
 export const CALLBACK_DELIVERY_JOB = 'callback.deliver';
 
-/** DESIGN 2.1: the backoff doubles from `callbackInitialBackoffMs`, capped at 10 minutes; 2.8: ±20% jitter. */
+/** The backoff doubles from `callbackInitialBackoffMs`, capped at 10 minutes, with ±20% jitter (docs/api.md#callbacks). */
 const MAX_BACKOFF_MS = 10 * 60_000;
 const BACKOFF_JITTER = 0.2;
 /**
@@ -51,7 +51,7 @@ interface CallbackDeliveryJob {
   max_attempts: number;
 }
 
-/** The Standard Webhooks payload of a finished run (DESIGN 2.4). */
+/** The Standard Webhooks payload of a finished run (docs/api.md#callbacks). */
 export interface RunCompletedEvent {
   type: 'run.completed';
   timestamp: string;
@@ -68,7 +68,7 @@ interface AttemptOutcome {
 }
 
 /**
- * Run-completion callbacks (DESIGN 2.4, 2.8): signed per Standard Webhooks with the account's
+ * Run-completion callbacks (docs/api.md#callbacks): signed per Standard Webhooks with the account's
  * `whsec_` secret, sent with the run's `callback_headers`, retried with exponential backoff and
  * jitter through the durable `JobQueue` (so they survive restarts), their state kept in the run's
  * `callback` field. The run engine calls `validateCallbackUrl` at submission and `schedule` when a
