@@ -1,5 +1,12 @@
-// One script builds every bundle: CommonJS for Node (sql.js and isomorphic-git rely on dynamic
-// requires that ESM bundles break), names kept so DI errors name real classes, sourcemaps on.
+// Builds every bundle of the repository (`npm run build`, and `prepare` on `npm install`):
+// - the core: packages/core/dist/runloom-core.js, with index.js, node.js and testing.js as views of
+//   it (the package's entry points), the sql.js snapshot worker, ai-sdk.js (loaded on the first
+//   model call) and sql-wasm.wasm beside them;
+// - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
+// - the VS Code extension: packages/vscode/dist/extension.js.
+// CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
+// errors name real classes, sourcemaps on; `--watch` rebuilds on change. Type declarations are
+// tsc's (the tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
 import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -28,6 +28,16 @@ const intoOtherPackages = [
 /** The core depends on no other Runloom package, and imports itself by relative path. */
 const fromCore = [...intoOtherPackages, { group: ['@runloom/*'], message: 'the core imports no Runloom package, itself included.' }];
 
+/** What domain code may not import: Node built-ins, adapters, other packages. */
+const domainImports = {
+  paths: builtinModules.map((name) => ({ name, message: 'domain code must not import Node built-ins; use a port.' })),
+  patterns: [
+    { group: ['node:*'], message: 'domain code must not import Node built-ins; use a port.' },
+    { group: ['**/adapters/**'], message: 'domain code must not import adapters; depend on a port.' },
+    ...fromCore,
+  ],
+};
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.runloom-data/**', '**/*.cjs'] },
   js.configs.recommended,
@@ -64,16 +74,25 @@ export default tseslint.config(
     files: ['packages/core/src/domain/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: builtinModules.map((name) => ({ name, message: 'domain code must not import Node built-ins; use a port.' })),
-        patterns: [
-          { group: ['node:*'], message: 'domain code must not import Node built-ins; use a port.' },
-          { group: ['**/adapters/**'], message: 'domain code must not import adapters; depend on a port.' },
-          ...fromCore,
-        ],
-      }],
+      'no-restricted-imports': ['error', domainImports],
       // Waiting goes through the Clock port, so tests can drive time (ARCHITECTURE.md, ports).
       'no-restricted-globals': ['error', ...['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'].map((name) => ({ name, message: 'wait on the Clock port (clock.setTimeout, clock.sleep, …).' }))],
+    },
+  },
+  {
+    // Domain errors know nothing of HTTP (ARCHITECTURE.md, "The error model"): inside the domain
+    // only a feature's HTTP face, its `*-routes.ts`, and its `*-module.ts`, which binds the route
+    // table, import from `http/`. Services, schemas and records throw `DomainError`.
+    files: ['packages/core/src/domain/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*-routes.ts', '**/*-module.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        ...domainImports,
+        patterns: [
+          ...domainImports.patterns,
+          { group: ['**/http', '**/http/**'], message: "only a feature's *-routes.ts (and *-module.ts) import http/; throw a DomainError (domain/errors.ts)." },
+        ],
+      }],
     },
   },
 );

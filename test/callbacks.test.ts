@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { ApiError, CALLBACK_DELIVERY_JOB, CallbackDispatcher, Database, JobQueue, RunRepository, SecretBox, type RunCallback, type RunCompletedEvent, type RunRecord } from '../packages/core/src/index';
+import { CALLBACK_DELIVERY_JOB, CallbackDispatcher, Database, DomainError, JobQueue, RunRepository, SecretBox, type RunCallback, type RunCompletedEvent, type RunRecord } from '../packages/core/src/index';
 import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { insertRunRecord } from './fixtures/run-records';
 import { CallbackSink } from './support/callback-sink';
@@ -287,7 +287,7 @@ describe('run callbacks without --allow-private-network', function () {
       () => assert.fail(`${url} was accepted`),
       (caught: unknown) => caught,
     );
-    assert.ok(error instanceof ApiError && error.status === 400, `${url}: ${String(error)}`);
+    assert.ok(error instanceof DomainError && error.code === 'VALIDATION_FAILED', `${url}: ${String(error)}`);
     return error.message;
   }
 

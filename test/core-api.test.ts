@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ApiError, createRunloom, type Runloom } from '../packages/core/src/index';
+import { createRunloom, DomainError, type Runloom } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 
 /**
@@ -36,9 +36,9 @@ describe('the core API, embedded in a Node app', function () {
   });
 
   it('runs a prompt on an embedded resource, labels its output and evaluates it, then keeps it all across a restart', async () => {
-    const principal = { accountId: account, clientId: 'embedding-app' };
+    const client = 'embedding-app';
     await runloom.providers.put(account, 'openai', { enabled: true, credentials: openai.credentials });
-    const runnable = await runloom.runnables.create(principal, {
+    const runnable = await runloom.runnables.create(account, {
       name: 'greet',
       config_content: [
         'type: prompt',
@@ -47,7 +47,7 @@ describe('the core API, embedded in a Node app', function () {
         'prompt:',
         '  messages: [{role: user, content: "Greet {{who}}"}]',
       ].join('\n'),
-    });
+    }, client);
     assert.equal(runnable.config_content_type, 'prompt');
     assert.equal((runnable.config_content_parsed as { llms: { provider: string }[] }).llms[0]!.provider, 'openai');
 
@@ -68,10 +68,10 @@ describe('the core API, embedded in a Node app', function () {
     const sent = (await openai.waitForRequests(1)).body as { messages: { content: unknown }[] };
     assert.match(JSON.stringify(sent.messages), /Greet Ada Lovelace/);
 
-    await assert.rejects(runloom.runs.cancel(account, run.id), (error: unknown) => error instanceof ApiError && error.status === 409);
-    await assert.rejects(runloom.runs.get('another-account', run.id), (error: unknown) => error instanceof ApiError && error.status === 404);
+    await assert.rejects(runloom.runs.cancel(account, run.id), (error: unknown) => error instanceof DomainError && error.code === 'CONFLICT');
+    await assert.rejects(runloom.runs.get('another-account', run.id), (error: unknown) => error instanceof DomainError && error.code === 'NOT_FOUND');
 
-    const label = await runloom.goldLabels.create(principal, run.id, { output_resource_name: run.outputs[0]!.name, text_value: 'Hello, Ada!' });
+    const label = await runloom.goldLabels.create(account, run.id, { output_resource_name: run.outputs[0]!.name, text_value: 'Hello, Ada!' }, client);
     const evaluation = await runloom.evaluations.create(account, run.id, { gold_label_id: label.id, method: 'exact' });
     assert.deepEqual([evaluation.score, evaluation.passed], [1, true]);
 

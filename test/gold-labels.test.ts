@@ -66,7 +66,7 @@ describe('gold labels (HTTP)', () => {
   }
 
   describe('create, read, list', () => {
-    it('creates a text label with 201 and every field of SPEC 2.6, attributed to the token’s client', async () => {
+    it('creates a text label with 201 and every documented field, attributed to the token’s client', async () => {
       const run = await addRun();
       const label = await createLabel(run.id, { output_resource_name: 'answer', text_value: 'Paris' });
       assert.match(label.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -245,8 +245,8 @@ describe('gold labels (HTTP)', () => {
       const label = await createLabel(run.id, { output_resource_name: 'facts', object_value: { a: 1 } });
       const service = app.runloom.goldLabels;
       await Promise.all([
-        service.update({ accountId: 'acct-a', clientId: 'first' }, run.id, label.id, { object_value_is_partial: true }),
-        service.update({ accountId: 'acct-a', clientId: 'second' }, run.id, label.id, { output_resource_name: 'answer' }),
+        service.update('acct-a', run.id, label.id, { object_value_is_partial: true }, 'first'),
+        service.update('acct-a', run.id, label.id, { output_resource_name: 'answer' }, 'second'),
       ]);
       const final = await service.get('acct-a', run.id, label.id);
       assert.deepEqual([final.object_value_is_partial, final.output_resource_name], [true, 'answer'], 'an update was lost');

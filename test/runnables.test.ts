@@ -381,10 +381,9 @@ describe('runnables over HTTP', () => {
     it('refuses, through the service API, a configuration object too deeply nested to write', async () => {
       let nested: unknown = 'leaf';
       for (let level = 0; level < 20_000; level++) nested = [nested];
-      const principal = { accountId: 'acct-a', clientId: 'service-caller' };
-      await assert.rejects(t.runloom.runnables.create(principal, { name: 'deep', config_content_parsed: { prompt: { system: 'x' }, deep: nested } }), {
-        name: 'ApiError',
-        status: 400,
+      await assert.rejects(t.runloom.runnables.create('acct-a', { name: 'deep', config_content_parsed: { prompt: { system: 'x' }, deep: nested } }, 'service-caller'), {
+        name: 'DomainError',
+        code: 'VALIDATION_FAILED',
       });
     });
 

@@ -4,6 +4,7 @@ export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
 export { RunloomOptionsError } from './runloom-options';
 // The inversify the core is built with: a host's `modules` must come from this copy of it.
 export { ContainerModule } from 'inversify';
+export { DomainError, DomainErrorCodes, type DomainErrorCode, type DomainErrorExtras, type CredentialChallenge, type ErrorDetail } from './domain/errors';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';
 export { Router } from './http/router';

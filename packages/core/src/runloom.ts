@@ -6,6 +6,7 @@ import { authModule } from './domain/auth/auth-module';
 import { AuthService } from './domain/auth/auth-service';
 import { GoldLabelService } from './domain/gold-labels/gold-label-service';
 import { goldLabelsModule } from './domain/gold-labels/gold-labels-module';
+import { opsModule } from './domain/ops/ops-module';
 import { EvaluationService } from './domain/evaluations/evaluation-service';
 import { evaluationsModule } from './domain/evaluations/evaluations-module';
 import { Lifecycle } from './domain/lifecycle';
@@ -40,6 +41,8 @@ export interface CreateRunloomOptions extends Partial<RunloomConfig> {
 
 /** Feature modules in start order; their migrations and lifecycles run in this order. */
 const featureModules: ContainerModule[] = [
+  // First, so health, readiness, metrics and the OpenAPI document lead the route list as before.
+  opsModule,
   authModule,
   runsModule,
   resourcesModule,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ContainerModule } from 'inversify';
 import { RunloomConfig } from '../config';
-import { Metrics } from '../domain/ops/metrics';
+import { Metrics } from '../ports/metrics';
 import { PromClientMetrics } from './node/prom-client-metrics';
 import { Migrations } from '../domain/storage/migrations';
 import { platformMigrations } from '../domain/storage/platform-migrations';

@@ -1,34 +1,33 @@
+import { DomainErrorCodes as domain, type DomainErrorCode, type ErrorDetail } from '../domain/errors';
+
+export type { ErrorDetail };
+
 /**
- * The error model of the HTTP surface. Codes are defined once here; services throw `ApiError`
- * and the router turns it into `{error, code, details?}` with the matching status.
+ * The error model of the HTTP surface: every code an answer can carry, with its status. The
+ * domain's codes (`domain/errors.ts`) are all here, with their messages; the others are the HTTP
+ * layer's own (a method not allowed, a media type, malformed JSON, a range). Services throw
+ * `DomainError`; route handlers and the router throw `ApiError`; the router's error mapping
+ * turns both into `{error, code, details?}` with the status (docs/api.md#conventions).
  */
 export const ErrorCodes = {
-  BAD_REQUEST: { status: 400, message: 'the request is invalid' },
-  VALIDATION_FAILED: { status: 400, message: 'the request has invalid fields' },
+  BAD_REQUEST: { status: 400, message: domain.BAD_REQUEST },
+  VALIDATION_FAILED: { status: 400, message: domain.VALIDATION_FAILED },
   MALFORMED_JSON: { status: 400, message: 'the body is not valid JSON' },
-  UNAUTHORIZED: { status: 401, message: 'a valid bearer token is required' },
-  FORBIDDEN: { status: 403, message: 'not allowed' },
-  NOT_FOUND: { status: 404, message: 'not found' },
+  UNAUTHORIZED: { status: 401, message: domain.UNAUTHORIZED },
+  FORBIDDEN: { status: 403, message: domain.FORBIDDEN },
+  NOT_FOUND: { status: 404, message: domain.NOT_FOUND },
   METHOD_NOT_ALLOWED: { status: 405, message: 'method not allowed' },
-  CONFLICT: { status: 409, message: 'the current state does not allow this' },
-  PAYLOAD_TOO_LARGE: { status: 413, message: 'the body is too large' },
+  CONFLICT: { status: 409, message: domain.CONFLICT },
+  PAYLOAD_TOO_LARGE: { status: 413, message: domain.PAYLOAD_TOO_LARGE },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported media type' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'range not satisfiable' },
-  RATE_LIMITED: { status: 429, message: 'too many requests' },
+  RATE_LIMITED: { status: 429, message: domain.RATE_LIMITED },
   INTERNAL: { status: 500, message: 'internal error' },
   NOT_IMPLEMENTED: { status: 501, message: 'not available on this server' },
-  UNAVAILABLE: { status: 503, message: 'the service is not ready' },
-} as const satisfies Record<string, { status: number; message: string }>;
+  UNAVAILABLE: { status: 503, message: domain.UNAVAILABLE },
+} as const satisfies Record<string, { status: number; message: string }> & Record<DomainErrorCode, unknown>;
 
 export type ErrorCode = keyof typeof ErrorCodes;
-
-export interface ErrorDetail {
-  path: string;
-  message: string;
-  /** 1-based position in a configuration text, when the problem can be located there. */
-  line?: number;
-  column?: number;
-}
 
 export class ApiError extends Error {
   readonly status: number;

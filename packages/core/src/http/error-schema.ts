@@ -11,7 +11,7 @@ export const errorDetailSchema = z
   })
   .meta({ id: 'ErrorDetail' });
 
-/** The body of every v1 error the router writes from an `ApiError`, for OpenAPI responses. */
+/** The body of every v1 error the router writes from a `DomainError` or an `ApiError`, for OpenAPI responses. */
 export const apiErrorBody = z
   .object({
     error: z.string().describe('what went wrong, for people'),

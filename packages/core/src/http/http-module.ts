@@ -1,17 +1,13 @@
 import { ContainerModule } from 'inversify';
 import { RunloomConfig } from '../config';
-import { Metrics, type MetricsRegistry } from '../domain/ops/metrics';
-import { opsRoutes } from '../domain/ops/ops-routes';
-import { storeAndQueueReadiness } from '../domain/ops/readiness';
-import { RequestLog } from '../domain/ops/request-log';
+import { Metrics } from '../ports/metrics';
+import { RequestLog } from './request-log';
 import { Clock } from '../ports/clock';
-import { Database } from '../ports/database';
-import { JobQueue } from '../ports/job-queue';
 import { Logger } from '../ports/logger';
-import { Authenticator, type RouteDefinition, RouteTable } from './route';
+import { Authenticator, RouteTable } from './route';
 import { Router } from './router';
 
-/** Binds the `Router`: every feature's route table plus health, readiness, metrics and OpenAPI. */
+/** Binds the `Router`: every feature's route table (ops included), its request log and metrics. */
 export const httpModule = new ContainerModule(({ bind }) => {
   bind(Router)
     .toResolvedValue(
@@ -20,21 +16,10 @@ export const httpModule = new ContainerModule(({ bind }) => {
         tables: RouteTable[] | undefined,
         authenticator: Authenticator,
         logger: Logger,
-        metrics: MetricsRegistry,
-        jobQueue: JobQueue,
-        database: Database,
+        metrics: Metrics,
         clock: Clock,
       ) => {
-        let routes: RouteDefinition[] = [];
-        const ops = opsRoutes({
-          metrics,
-          basePath: config.basePath,
-          metricsToken: config.metricsToken,
-          allRoutes: () => routes,
-          readiness: storeAndQueueReadiness(database, jobQueue),
-        });
-        routes = [...ops, ...(tables ?? []).flat()];
-        const router = new Router(routes, {
+        const router = new Router((tables ?? []).flat(), {
           basePath: config.basePath,
           jsonBodyLimitBytes: config.jsonBodyLimitBytes,
           rateLimit: config.rateLimit,
@@ -51,8 +36,6 @@ export const httpModule = new ContainerModule(({ bind }) => {
         Authenticator,
         Logger,
         Metrics,
-        JobQueue,
-        Database,
         Clock,
       ],
     )

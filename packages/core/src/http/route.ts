@@ -1,18 +1,11 @@
 import type { z } from 'zod';
+import type { Principal } from '../domain/auth/principal';
 import type { HttpResult } from './http-result';
 
-/**
- * One HTTP route, declared in a feature's route table. The router validates `params`, `query` and
- * `body` with the zod schemas before calling `handle`, and the OpenAPI document is generated from
- * the same schemas, so the two never disagree.
- */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type { Principal };
 
-/** Who is calling: set on every authenticated request. */
-export interface Principal {
-  accountId: string;
-  clientId: string;
-}
+/** The methods a route may declare; HEAD is answered on every GET route by the router. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ResponseSpec {
   description: string;
@@ -50,6 +43,11 @@ export interface RouteInput<P, Q, B> {
   remoteAddress: string | undefined;
 }
 
+/**
+ * One HTTP route, declared in a feature's route table. The router validates `params`, `query` and
+ * `body` with the zod schemas before calling `handle`, and the OpenAPI document is generated from
+ * the same schemas, so the two never disagree.
+ */
 export interface RouteDefinition<P = any, Q = any, B = any> {
   method: HttpMethod;
   /** OpenAPI-style template, e.g. `/v1/runnable/{id}`. */
@@ -79,7 +77,7 @@ export const RouteTable = Symbol.for('runloom.RouteTable');
 export type RouteTable = readonly RouteDefinition[];
 
 /**
- * Authenticates bearer tokens for the router; the auth feature binds it. Throws `ApiError`
+ * Authenticates bearer tokens for the router; the auth feature binds it. Throws a `DomainError`
  * (UNAUTHORIZED) for a missing, malformed, forged or expired token.
  */
 export const Authenticator = Symbol.for('runloom.Authenticator');

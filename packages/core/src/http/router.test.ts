@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ApiError } from './api-error';
 import { route } from './route';
 import { jsonResponse } from './http-result';
-import { MAX_JSON_DEPTH } from './json-depth';
+import { MAX_JSON_DEPTH } from '../domain/input/json-depth';
 import { type RequestObserver, Router } from './router';
 
 const seen: Parameters<RequestObserver['onRequest']>[0][] = [];

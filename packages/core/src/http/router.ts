@@ -1,7 +1,8 @@
 import FindMyWay from 'find-my-way';
 import { z } from 'zod';
-import { refuseTooDeep } from './json-depth';
-import { ApiError, type ErrorDetail } from './api-error';
+import { DomainError, type DomainErrorExtras, validationError } from '../domain/errors';
+import { refuseTooDeep } from '../domain/input/json-depth';
+import { ApiError } from './api-error';
 import { type ConnectionInfo, type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
 import type { HttpMethod, Principal, RouteDefinition } from './route';
@@ -332,16 +333,6 @@ function validate(schema: z.ZodType, raw: unknown, where: 'query' | 'body'): unk
   throw validationError(result.error, where);
 }
 
-export function validationError(error: z.ZodError, where: 'query' | 'body' | 'config' = 'body'): ApiError {
-  const details: ErrorDetail[] = error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    message: issue.message,
-  }));
-  const first = details[0];
-  const summary = first ? `${first.path ? `${first.path}: ` : ''}${first.message}` : 'invalid';
-  return ApiError.badRequest(`invalid ${where}: ${summary}`, details);
-}
-
 function queryObject(params: URLSearchParams): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   for (const [key, value] of params) {
@@ -359,8 +350,12 @@ function mediaTypeMatches(accepted: string, actual: string): boolean {
   return accepted === actual;
 }
 
-/** Maps any thrown value to the error model; never leaks a stack trace. */
+/**
+ * Maps any thrown value to the error model, the one place where a domain refusal gets its status
+ * and envelope (docs/api.md#conventions); never leaks a stack trace.
+ */
 function errorAnswer(error: unknown): SerializedJson {
+  if (error instanceof DomainError) return errorAnswer(new ApiError(error.code, error.message, error.details, domainHeaders(error.extras)));
   if (error instanceof ApiError) {
     const body: Record<string, unknown> = { error: error.message, code: error.code };
     if (error.details) body.details = error.details;
@@ -372,6 +367,18 @@ function errorAnswer(error: unknown): SerializedJson {
   }
   if (error instanceof z.ZodError) return errorAnswer(validationError(error));
   return serializeJson({ status: 500, body: { error: 'internal error', code: 'INTERNAL' } });
+}
+
+/** The headers a domain refusal's extras become: the Bearer challenge of a 401, the Retry-After of a 429. */
+function domainHeaders({ challenge, retryAfterSeconds }: DomainErrorExtras): Record<string, string> | undefined {
+  if (challenge) {
+    const { realm, error, description } = challenge;
+    const parts = [`realm="${realm}"`];
+    if (error) parts.push(`error="${error}"`);
+    if (description) parts.push(`error_description="${description}"`);
+    return { 'www-authenticate': `Bearer ${parts.join(', ')}` };
+  }
+  return retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) };
 }
 
 /** A URL that does not parse is the client's: 400. */

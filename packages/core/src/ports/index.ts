@@ -12,3 +12,4 @@ export * from './password-hasher';
 export * from './http-client';
 export * from './pattern-matcher';
 export * from './model-gateway';
+export * from './metrics';

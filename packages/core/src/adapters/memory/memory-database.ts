@@ -9,7 +9,7 @@ import {
   type WriteOp,
   WriteConflictError,
 } from '../../ports/database';
-import { matchesWhere, runQuery } from '../../domain/storage/where';
+import { matchesWhere, runQuery } from '../../ports/database-where';
 import { InProcessLiveness } from './in-process-liveness';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */

@@ -1,12 +1,12 @@
 import { Counter, type Metric, Registry } from 'prom-client';
-import type { Labels, MetricsRegistry } from '../../domain/ops/metrics';
+import type { MetricLabels as Labels, Metrics } from '../../ports/metrics';
 
 /**
- * `MetricsRegistry` on prom-client, in a registry of its own (not prom-client's global one, so two
+ * The `Metrics` port on prom-client, in a registry of its own (not prom-client's global one, so two
  * Runloom instances in one process never share or clash), without prom-client's default process
  * metrics: `/metrics` lists Runloom's metrics in standard Prometheus text.
  */
-export class PromClientMetrics implements MetricsRegistry {
+export class PromClientMetrics implements Metrics {
   private readonly registry = new Registry();
   private readonly counters = new Map<string, Counter>();
 

@@ -391,7 +391,7 @@ function column(collection: string, fields: ReadonlyMap<string, FieldType>, fiel
   return type;
 }
 
-/** SQL for one condition, with the meaning `domain/storage/where.ts` gives it. */
+/** SQL for one condition, with the meaning `ports/database-where.ts` gives it. */
 function conditionSql(field: string, type: FieldType, condition: Condition, params: Param[]): string {
   const name = quote(field);
   if (condition === null) return `${name} IS NULL`;

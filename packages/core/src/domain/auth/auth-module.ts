@@ -5,9 +5,8 @@ import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
 import { AuthLifecycle } from './auth-lifecycle';
 import { authMigrations } from './auth-migrations';
-import { authRoutes } from './auth-routes';
+import { authRoutes, BearerAuthenticator } from './auth-routes';
 import { AuthService, AuthServiceImpl } from './auth-service';
-import { BearerAuthenticator } from './bearer-authenticator';
 import { SigningKeyRing } from './signing-keys';
 import { TokenThrottle } from './token-throttle';
 

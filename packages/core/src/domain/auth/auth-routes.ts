@@ -1,9 +1,12 @@
+import { inject, injectable } from 'inversify';
 import { z } from 'zod';
 import type { HttpResult } from '../../http/http-result';
-import { route, type RouteDefinition } from '../../http/route';
+import { type Authenticator, route, type RouteDefinition } from '../../http/route';
 import { readText } from '../../http/exchange';
-import type { AuthService, TokenRequest } from './auth-service';
-import { OAuthError } from './oauth-error';
+import { DomainError } from '../errors';
+import { AuthService, invalidToken, type TokenRequest } from './auth-service';
+import type { Principal } from './principal';
+import { OAuthError, type OAuthErrorCode } from './oauth-error';
 
 /** The token request as documented; the handler reads the body itself to answer OAuth errors. */
 const tokenRequestSchema = z
@@ -94,12 +97,21 @@ export function authRoutes(auth: AuthService, jsonBodyLimitBytes: number): Route
   ];
 }
 
+/** The status of each OAuth error (RFC 6749 §5.2; `slow_down` is a throttled client authentication). */
+const OAUTH_STATUS: Record<OAuthErrorCode, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  unsupported_grant_type: 400,
+  slow_down: 429,
+};
+
 function oauthErrorResult(error: OAuthError): HttpResult {
+  const status = OAUTH_STATUS[error.error];
   // RFC 9110 §15.5.2: a 401 carries a challenge; Basic is the scheme this endpoint accepts.
   const headers: Record<string, string> = { ...NO_STORE };
-  if (error.status === 401) headers['www-authenticate'] = 'Basic realm="runloom", charset="UTF-8"';
+  if (status === 401) headers['www-authenticate'] = 'Basic realm="runloom", charset="UTF-8"';
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-  return { status: error.status, body: { error: error.error, error_description: error.description }, headers };
+  return { status, body: { error: error.error, error_description: error.description }, headers };
 }
 
 /** The token request's fields from the body, with client credentials from HTTP Basic if sent. */
@@ -181,4 +193,24 @@ function basicCredentials(authorization: string | null): { client_id: string; cl
 
 function formDecode(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
+/** `Authorization: Bearer <jwt>` → the caller's principal (RFC 6750 §2.1). */
+@injectable()
+export class BearerAuthenticator implements Authenticator {
+  constructor(@inject(AuthService) private readonly auth: AuthService) {}
+
+  // On every request: plain string operations, no regular expression over the whole token.
+  async authenticate(authorization: string | null): Promise<Principal> {
+    const credentials = authorization?.trim() ?? '';
+    if (!credentials) {
+      throw DomainError.unauthorized('send Authorization: Bearer <token>; get a token from POST /auth/token', { realm: 'runloom' });
+    }
+    const space = credentials.indexOf(' ');
+    const scheme = space < 0 ? credentials : credentials.slice(0, space);
+    if (scheme.toLowerCase() !== 'bearer') throw invalidToken('the Authorization header must use the Bearer scheme', 'invalid_request');
+    const token = space < 0 ? '' : credentials.slice(space + 1).trimStart();
+    if (!token) throw invalidToken('the token is empty', 'invalid_request');
+    return this.auth.verify(token);
+  }
 }

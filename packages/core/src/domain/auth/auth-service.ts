@@ -1,11 +1,10 @@
 import { inject, injectable } from 'inversify';
 import { base64url, errors as joseErrors, jwtVerify, SignJWT, type JWK, type JWTHeaderParameters } from 'jose';
 import { RunloomConfig } from '../../config';
-import { ApiError } from '../../http/api-error';
-import type { Principal } from '../../http/route';
+import { DomainError } from '../errors';
+import type { Principal } from './principal';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Doc } from '../../ports/database';
-import type { ConnectionInfo } from '../../http/exchange';
 import { IdGenerator } from '../../ports/id-generator';
 import { Logger } from '../../ports/logger';
 import { PasswordHasher } from '../../ports/password-hasher';
@@ -52,8 +51,8 @@ export interface AuthService {
    * with the seconds to wait. Without `connection.remoteAddress` the caller counts as one unknown
    * address.
    */
-  issueToken(request: TokenRequest, connection?: ConnectionInfo): Promise<TokenResponse>;
-  /** Who a bearer token speaks for; throws `ApiError` UNAUTHORIZED for any token it refuses. */
+  issueToken(request: TokenRequest, connection?: { remoteAddress?: string }): Promise<TokenResponse>;
+  /** Who a bearer token speaks for; throws a `DomainError` UNAUTHORIZED for any token it refuses. */
   verify(token: string): Promise<Principal>;
   /** The JWKS `keys`: every public key that may still verify a live token. */
   publicJwks(): Promise<JWK[]>;
@@ -107,7 +106,7 @@ export class AuthServiceImpl implements AuthService {
     checkIdentifier('account id', accountId);
     checkIdentifier('client id', clientId);
     if (secret.length === 0 || secret.length > MAX_SECRET_LENGTH) {
-      throw ApiError.badRequest(`client secret must be 1–${MAX_SECRET_LENGTH} characters`);
+      throw DomainError.invalid(`client secret must be 1–${MAX_SECRET_LENGTH} characters`);
     }
     const existing = (await this.database.get(CLIENTS, clientId)) as ClientRecord | undefined;
     if (!existing) {
@@ -121,7 +120,7 @@ export class AuthServiceImpl implements AuthService {
       }
     }
     if (existing.account_id !== accountId) {
-      throw ApiError.conflict(`client '${clientId}' already belongs to another account; choose another client id`);
+      throw DomainError.conflict(`client '${clientId}' already belongs to another account; choose another client id`);
     }
     if (await this.hasher.verify(secret, existing.secret_hash)) return 'unchanged';
     const updated: ClientRecord = {
@@ -133,7 +132,7 @@ export class AuthServiceImpl implements AuthService {
     return 'updated';
   }
 
-  async issueToken(request: TokenRequest, connection: ConnectionInfo = {}): Promise<TokenResponse> {
+  async issueToken(request: TokenRequest, connection: { remoteAddress?: string } = {}): Promise<TokenResponse> {
     if (!request.grant_type) throw new OAuthError('invalid_request', 'grant_type is required; use client_credentials');
     if (request.grant_type !== 'client_credentials') {
       throw new OAuthError('unsupported_grant_type', 'only grant_type client_credentials is supported');
@@ -235,7 +234,7 @@ export class AuthServiceImpl implements AuthService {
 class UnknownSigningKeyError extends Error {}
 
 function checkIdentifier(what: string, value: string): void {
-  if (!IDENTIFIER.test(value)) throw ApiError.badRequest(`${what} must be 1–128 printable ASCII characters without spaces or ':'`);
+  if (!IDENTIFIER.test(value)) throw DomainError.invalid(`${what} must be 1–128 printable ASCII characters without spaces or ':'`);
 }
 
 function randomToken(bytes: number): string {
@@ -255,11 +254,9 @@ function refusalReason(error: unknown): string {
 }
 
 /**
- * 401 with the RFC 6750 challenge naming what is wrong. `reason` is one of this module's fixed
+ * UNAUTHORIZED with the RFC 6750 challenge naming what is wrong. `reason` is one of this module's fixed
  * texts (it is quoted into a header), never caller input.
  */
-export function invalidToken(reason: string, error: 'invalid_token' | 'invalid_request' = 'invalid_token'): ApiError {
-  return new ApiError('UNAUTHORIZED', `invalid bearer token: ${reason}`, undefined, {
-    'www-authenticate': `Bearer realm="runloom", error="${error}", error_description="${reason}"`,
-  });
+export function invalidToken(reason: string, error: 'invalid_token' | 'invalid_request' = 'invalid_token'): DomainError {
+  return DomainError.unauthorized(`invalid bearer token: ${reason}`, { realm: 'runloom', error, description: reason });
 }

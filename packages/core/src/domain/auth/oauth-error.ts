@@ -4,16 +4,11 @@
  */
 export type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'slow_down';
 
-const STATUS: Record<OAuthErrorCode, number> = {
-  invalid_request: 400,
-  invalid_client: 401,
-  unsupported_grant_type: 400,
-  slow_down: 429,
-};
-
-/** A refused token request; the route turns it into `{error, error_description}`. */
+/**
+ * A refused token request; the token route gives it its status and turns it into
+ * `{error, error_description}` (docs/api.md#authentication).
+ */
 export class OAuthError extends Error {
-  readonly status: number;
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
@@ -22,6 +17,5 @@ export class OAuthError extends Error {
   ) {
     super(description);
     this.name = 'OAuthError';
-    this.status = STATUS[error];
   }
 }

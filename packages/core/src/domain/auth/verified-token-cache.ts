@@ -1,5 +1,5 @@
-import type { Principal } from '../../http/route';
 import { LRUCache } from 'lru-cache';
+import type { Principal } from './principal';
 
 interface Entry {
   principal: Principal;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { WorkerPatternMatcher } from '../../adapters/node/worker-pattern-matcher';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import type { RunOutput } from '../runs/run-record';
 import { defaultMethod, type LabelValue, scoreOutput } from './evaluation-methods';
 import type { EvaluationMethod } from './evaluation-schemas';
@@ -113,7 +113,7 @@ describe('evaluation methods', () => {
   it('json methods score 0 on an output that is not JSON, and refuse a label text that is not JSON', async () => {
     const notJson = await score('json_subset', objectLabel({ a: 1 }), text('not json'));
     assert.deepEqual([notJson.score, notJson.details.message], [0, 'the output is not JSON']);
-    await assert.rejects(score('json_equal', textLabel('plain words'), object({ a: 1 })), (error: unknown) => error instanceof ApiError && error.status === 400);
+    await assert.rejects(score('json_equal', textLabel('plain words'), object({ a: 1 })), (error: unknown) => error instanceof DomainError && isInvalidInput(error));
     const deep = '['.repeat(100) + ']'.repeat(100);
     await assert.rejects(score('json_equal', textLabel(deep), object({ a: 1 })), /nested more than 64 levels/);
   });
@@ -126,7 +126,7 @@ describe('evaluation methods', () => {
   });
 
   it('refuses a regex that is invalid, too long or too slow with 400', async () => {
-    const isBadRequest = (pattern: RegExp) => (error: unknown) => error instanceof ApiError && error.status === 400 && pattern.test(error.message);
+    const isBadRequest = (pattern: RegExp) => (error: unknown) => error instanceof DomainError && isInvalidInput(error) && pattern.test(error.message);
     await assert.rejects(score('regex', textLabel('(open'), text('x')), isBadRequest(/not a valid regular expression/));
     await assert.rejects(score('regex', textLabel('a'.repeat(2001)), text('x')), isBadRequest(/at most 2000/));
     await assert.rejects(score('regex', textLabel('^(a+)+$'), text(`${'a'.repeat(40)}!`)), isBadRequest(/ran longer than 1000 ms/));
@@ -137,3 +137,8 @@ describe('evaluation methods', () => {
     assert.deepEqual([result.score, result.passed, result.details.message], [0, false, "the run has no output named 'out'"]);
   });
 });
+
+/** The domain's refusal of invalid input, which answers 400 over HTTP. */
+function isInvalidInput(error: DomainError): boolean {
+  return error.code === 'BAD_REQUEST' || error.code === 'VALIDATION_FAILED';
+}

@@ -1,7 +1,7 @@
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { InvalidPatternError, type PatternMatcher, PatternTimeoutError } from '../../ports/pattern-matcher';
 import type { GoldLabel } from '../gold-labels/gold-label-schemas';
-import { jsonDepth, MAX_JSON_DEPTH } from '../../http/json-depth';
+import { jsonDepth, MAX_JSON_DEPTH } from '../input/json-depth';
 import type { RunOutput } from '../runs/run-record';
 import type { EvaluationComparison, EvaluationDetails, EvaluationMethod, Mismatch } from './evaluation-schemas';
 
@@ -319,6 +319,6 @@ function failed(name: string, message: string): Finding {
   return { score: 0, passed: false, details: { output_resource_name: name, message } };
 }
 
-function labelError(message: string): ApiError {
-  return ApiError.badRequest(message, [{ path: 'gold_label_id', message }]);
+function labelError(message: string): DomainError {
+  return DomainError.invalid(message, [{ path: 'gold_label_id', message }]);
 }

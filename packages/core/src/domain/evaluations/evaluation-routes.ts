@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
-import { pageQuery } from '../../http/page-query';
+import { pageQuery } from '../input/page-query';
 import { route, type RouteDefinition } from '../../http/route';
 import { createEvaluationBody, evaluationSchema } from './evaluation-schemas';
 import type { EvaluationService } from './evaluation-service';

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database, type Migration, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
@@ -21,7 +21,7 @@ export const evaluationMigrations: Migration[] = [
 type EvaluationRecord = Omit<Evaluation, 'comparison'> & Partial<Pick<Evaluation, 'comparison'>> & AccountRecord;
 
 /**
- * Evaluations (DESIGN 2.5): a run output scored against one of the run's gold labels, kept as the
+ * Evaluations (docs/api.md#evaluations): a run output scored against one of the run's gold labels, kept as the
  * score was at the time (a later change to the label does not rewrite it).
  */
 @injectable()
@@ -42,7 +42,7 @@ export class EvaluationService {
   /** Scores the output the label names with `method` (default: what the label's form suggests) and stores the result. */
   async create(accountId: string, runId: string, input: CreateEvaluationInput): Promise<Evaluation> {
     const run = await this.requireRun(accountId, runId);
-    if (!isFinished(run.status)) throw ApiError.conflict(`run ${run.id} is ${run.status}; it can be evaluated once it has finished`);
+    if (!isFinished(run.status)) throw DomainError.conflict(`run ${run.id} is ${run.status}; it can be evaluated once it has finished`);
     const label = await this.goldLabels.get(accountId, runId, input.gold_label_id);
     const method = input.method ?? defaultMethod(label);
     const output = run.outputs.find((candidate) => candidate.name === label.output_resource_name);
@@ -87,7 +87,7 @@ export class EvaluationService {
       await this.evaluations.delete(accountId, id, { run_id: runId });
     } catch (error) {
       // Deleted meanwhile by another request.
-      if (error instanceof WriteConflictError) throw ApiError.notFound(`evaluation ${id}`);
+      if (error instanceof WriteConflictError) throw DomainError.notFound(`evaluation ${id}`);
       throw error;
     }
   }
@@ -98,7 +98,7 @@ export class EvaluationService {
 
   private async requireEvaluation(accountId: string, runId: string, id: string): Promise<EvaluationRecord> {
     const evaluation = await this.evaluations.get(accountId, id);
-    if (!evaluation || evaluation.run_id !== runId) throw ApiError.notFound(`evaluation ${id} of run ${runId}`);
+    if (!evaluation || evaluation.run_id !== runId) throw DomainError.notFound(`evaluation ${id} of run ${runId}`);
     return evaluation;
   }
 }

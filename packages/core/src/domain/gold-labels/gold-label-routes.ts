@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
-import { pageQuery } from '../../http/page-query';
+import { pageQuery } from '../input/page-query';
 import { route, type RouteDefinition } from '../../http/route';
 import { createGoldLabelBody, goldLabelSchema, updateGoldLabelBody } from './gold-label-schemas';
 import type { GoldLabelService } from './gold-label-service';
@@ -28,7 +28,7 @@ export function goldLabelRoutes(goldLabels: GoldLabelService): RouteDefinition[]
         ...errors,
         409: { description: 'the run has not finished yet', schema: apiErrorBody },
       },
-      handle: async ({ principal, params, body }) => ({ status: 201, body: await goldLabels.create(principal, params.run_id, body) }),
+      handle: async ({ principal, params, body }) => ({ status: 201, body: await goldLabels.create(principal.accountId, params.run_id, body, principal.clientId) }),
     }),
     route({
       method: 'GET',
@@ -66,7 +66,7 @@ export function goldLabelRoutes(goldLabels: GoldLabelService): RouteDefinition[]
       },
       handle: async ({ principal, params, body }) => ({
         status: 200,
-        body: await goldLabels.update(principal, params.run_id, params.gold_label_id, body),
+        body: await goldLabels.update(principal.accountId, params.run_id, params.gold_label_id, body, principal.clientId),
       }),
     }),
     route({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../../http/json-depth';
+import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 
-/** A gold label as answered (SPEC 2.6): exactly one of `text_value` and `object_value` is non-null. */
+/** A gold label as answered (docs/api.md#gold-labels): exactly one of `text_value` and `object_value` is non-null. */
 export interface GoldLabel {
   id: string;
   account_id: string;

@@ -1,6 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
-import type { Principal } from '../../http/route';
+import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database, type Migration, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
@@ -25,7 +24,7 @@ interface GoldLabelRecord extends GoldLabel, AccountRecord {
 
 const MAX_UPDATE_ATTEMPTS = 4;
 
-/** Gold labels: the expected outputs of a run (SPEC 2.6, DESIGN 2.5), which evaluations score against. */
+/** Gold labels: the expected outputs of a run (docs/api.md#gold-labels), which evaluations score against. */
 @injectable()
 export class GoldLabelService {
   private readonly labels: Repository<GoldLabelRecord>;
@@ -39,19 +38,20 @@ export class GoldLabelService {
     this.labels = new Repository(database, COLLECTION);
   }
 
-  async create(principal: Principal, runId: string, input: CreateGoldLabelInput): Promise<GoldLabel> {
-    const run = await this.requireRun(principal.accountId, runId);
+  /** A gold label of run `runId`; `createdBy` (the client making it) is recorded as its author. */
+  async create(accountId: string, runId: string, input: CreateGoldLabelInput, createdBy: string): Promise<GoldLabel> {
+    const run = await this.requireRun(accountId, runId);
     const value = checkValue(input.text_value ?? null, input.object_value ?? null, input.object_value_is_partial);
     requireOutput(run, input.output_resource_name);
     const now = this.clock.now().toISOString();
     const record: GoldLabelRecord = {
       id: this.ids.newId(),
-      account_id: principal.accountId,
+      account_id: accountId,
       run_id: run.id,
       output_resource_name: input.output_resource_name,
       ...value,
-      created_by: principal.clientId,
-      updated_by: principal.clientId,
+      created_by: createdBy,
+      updated_by: createdBy,
       created_at: now,
       updated_at: now,
       revision: 1,
@@ -78,11 +78,11 @@ export class GoldLabelService {
   }
 
   /** Applies the given fields; afterwards the label must still hold exactly one value. */
-  async update(principal: Principal, runId: string, id: string, patch: UpdateGoldLabelInput): Promise<GoldLabel> {
-    const run = await this.requireRun(principal.accountId, runId);
+  async update(accountId: string, runId: string, id: string, patch: UpdateGoldLabelInput, updatedBy: string): Promise<GoldLabel> {
+    const run = await this.requireRun(accountId, runId);
     if (patch.output_resource_name !== undefined) requireOutput(run, patch.output_resource_name);
     for (let attempt = 1; ; attempt += 1) {
-      const current = await this.requireLabel(principal.accountId, runId, id);
+      const current = await this.requireLabel(accountId, runId, id);
       const objectValue = patch.object_value === undefined ? current.object_value : patch.object_value;
       const value = checkValue(
         patch.text_value === undefined ? current.text_value : patch.text_value,
@@ -94,7 +94,7 @@ export class GoldLabelService {
         ...current,
         output_resource_name: patch.output_resource_name ?? current.output_resource_name,
         ...value,
-        updated_by: principal.clientId,
+        updated_by: updatedBy,
         updated_at: this.clock.now().toISOString(),
         revision: current.revision + 1,
       };
@@ -113,7 +113,7 @@ export class GoldLabelService {
     try {
       await this.labels.delete(accountId, id, { run_id: runId });
     } catch (error) {
-      if (error instanceof WriteConflictError) throw ApiError.notFound(`gold label ${id}`);
+      if (error instanceof WriteConflictError) throw DomainError.notFound(`gold label ${id}`);
       throw error;
     }
   }
@@ -124,7 +124,7 @@ export class GoldLabelService {
 
   private async requireLabel(accountId: string, runId: string, id: string): Promise<GoldLabelRecord> {
     const label = await this.labels.get(accountId, id);
-    if (!label || label.run_id !== runId) throw ApiError.notFound(`gold label ${id} of run ${runId}`);
+    if (!label || label.run_id !== runId) throw DomainError.notFound(`gold label ${id} of run ${runId}`);
     return label;
   }
 }
@@ -143,24 +143,24 @@ function checkValue(
       textValue === null
         ? 'give exactly one of text_value and object_value'
         : 'give exactly one of text_value and object_value, not both (to switch a label between text and object, set the other one to null)';
-    throw ApiError.badRequest(message, [{ path: 'text_value', message }]);
+    throw DomainError.invalid(message, [{ path: 'text_value', message }]);
   }
   if (textValue !== null && objectValueIsPartial === true) {
     const message = 'object_value_is_partial applies only to an object_value';
-    throw ApiError.badRequest(message, [{ path: 'object_value_is_partial', message }]);
+    throw DomainError.invalid(message, [{ path: 'object_value_is_partial', message }]);
   }
   return { text_value: textValue, object_value: objectValue, object_value_is_partial: objectValue !== null && objectValueIsPartial === true };
 }
 
 /**
- * `output_resource_name` must name an output of the run (DESIGN 2.5). A run that is still queued
+ * `output_resource_name` must name an output of the run (docs/api.md#gold-labels). A run that is still queued
  * or running has no outputs to name yet, so labelling it is refused with 409 (its state, retry
  * once it has finished) rather than accepting a name that may never exist; a finished run's outputs
  * are final, so a name outside them is bad input (400) and the message lists the names to use.
  */
 function requireOutput(run: RunRecord, name: string): void {
   if (!isFinished(run.status)) {
-    throw ApiError.conflict(`run ${run.id} is ${run.status}; gold labels can be added once it has finished and its outputs are known`);
+    throw DomainError.conflict(`run ${run.id} is ${run.status}; gold labels can be added once it has finished and its outputs are known`);
   }
   if (run.outputs.some((output) => output.name === name)) return;
   const available = run.outputs.map((output) => output.name);
@@ -168,7 +168,7 @@ function requireOutput(run: RunRecord, name: string): void {
     available.length > 0
       ? `output_resource_name '${name}' is not an output of run ${run.id}; its outputs are: ${available.join(', ')}`
       : `output_resource_name '${name}' is not an output of run ${run.id}; the run (${run.status}) has no outputs`;
-  throw ApiError.badRequest(message, [{ path: 'output_resource_name', message }]);
+  throw DomainError.invalid(message, [{ path: 'output_resource_name', message }]);
 }
 
 function toGoldLabel(record: GoldLabelRecord): GoldLabel {

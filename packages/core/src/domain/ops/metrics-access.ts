@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 
 /** Flag, variable and option that turn `GET /metrics` on, named in every refusal. */
 const HOW_TO_ENABLE =
@@ -12,15 +12,13 @@ const HOW_TO_ENABLE =
  */
 export async function requireMetricsToken(authorization: string | null, metricsToken: string | undefined): Promise<void> {
   if (!metricsToken) {
-    throw new ApiError('FORBIDDEN', `GET /metrics is off on this server: it needs its own credential; ${HOW_TO_ENABLE}`);
+    throw DomainError.forbidden(`GET /metrics is off on this server: it needs its own credential; ${HOW_TO_ENABLE}`);
   }
   const presented = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
   if (presented === undefined || !(await constantTimeEqual(presented, metricsToken))) {
-    throw new ApiError(
-      'UNAUTHORIZED',
+    throw DomainError.unauthorized(
       `GET /metrics needs the operators' metrics token (--metrics-token), not an account's access token: send Authorization: Bearer <metrics token>`,
-      undefined,
-      { 'www-authenticate': 'Bearer realm="runloom-metrics"' },
+      { realm: 'runloom-metrics' },
     );
   }
 }

@@ -3,7 +3,7 @@ import { apiErrorBody } from '../../http/error-schema';
 import { textResponse } from '../../http/http-result';
 import { buildOpenApiDocument } from '../../http/openapi';
 import { route, type RouteDefinition } from '../../http/route';
-import type { MetricsRegistry } from './metrics';
+import type { Metrics } from '../../ports/metrics';
 import { requireMetricsToken } from './metrics-access';
 
 export interface Readiness {
@@ -16,7 +16,7 @@ export interface Readiness {
  * asked for, so it lists every route the router serves, these included.
  */
 export function opsRoutes(deps: {
-  metrics: MetricsRegistry;
+  metrics: Metrics;
   readiness: Readiness;
   basePath: string;
   /** The operators' credential for `/metrics`; undefined leaves `/metrics` off (403). */

@@ -3,7 +3,7 @@ import type { JobQueue } from '../../ports/job-queue';
 import { META_COLLECTION } from '../storage/platform-migrations';
 import type { Readiness } from './ops-routes';
 
-/** Ready when the store answers a query and the job queue runs (DESIGN 2.1 `/readyz`). */
+/** Ready when the store answers a query and the job queue runs (docs/api.md#operations). */
 export function storeAndQueueReadiness(database: Database, jobQueue: JobQueue): Readiness {
   return {
     check: async () => ({ store: await storeAnswers(database), queue: jobQueue.running }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, type ErrorDetail } from '../../http/api-error';
+import { DomainError, type ErrorDetail } from '../errors';
 import type { ProviderName } from '../../ports/provider-names';
 
 /** `{api_key, base_url?}`: every vendor that authenticates with one key. */
@@ -21,7 +21,7 @@ export type AwsBedrockCredentials = { region: string; base_url?: string } & (
   | { api_key: string }
 );
 
-/** The credentials of each provider once validated (DESIGN 2.8). */
+/** The credentials of each provider once validated (docs/api.md#providers). */
 export interface ProviderCredentials {
   openai: ApiKeyCredentials;
   anthropic: ApiKeyCredentials;
@@ -157,7 +157,7 @@ export function parseCredentials(provider: ProviderName, enabled: boolean, crede
   });
   const first = details[0]!;
   const message = first.message.startsWith('unknown field') ? 'unknown field' : first.message;
-  throw ApiError.badRequest(`invalid ${provider} credentials: ${first.path}: ${message}; ${accepted}`, details);
+  throw DomainError.invalid(`invalid ${provider} credentials: ${first.path}: ${message}; ${accepted}`, details);
 }
 
 /**
@@ -168,7 +168,7 @@ export function refuseMisplacedCredentials(provider: ProviderName, input: object
   const misplaced = Object.keys(input).filter((key) => CREDENTIAL_FIELDS.has(key));
   if (misplaced.length === 0) return;
   const example = `{"enabled": true, "credentials": {${misplaced.map((key) => `"${key}": …`).join(', ')}}}`;
-  throw ApiError.badRequest(
+  throw DomainError.invalid(
     `${misplaced.join(', ')} belong${misplaced.length === 1 ? 's' : ''} inside credentials: ${example}; ${provider} credentials are ${specs[provider].accepted}`,
     misplaced.map((key) => ({ path: key, message: `${key} belongs inside credentials` })),
   );

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
@@ -57,7 +57,7 @@ export interface ProviderCallSettings<P extends ProviderName> {
 }
 
 /** Thrown when a model call needs a provider the account has not configured or has disabled. */
-export class ProviderUnavailableError extends ApiError {
+export class ProviderUnavailableError extends DomainError {
   constructor(
     readonly provider: ProviderName,
     reason: 'not_configured' | 'disabled',
@@ -75,7 +75,7 @@ export class ProviderUnavailableError extends ApiError {
 const MAX_WRITE_ATTEMPTS = 4;
 
 /**
- * Per-account LLM provider configurations (SPEC 2.5, DESIGN 2.5): validated per provider, sealed
+ * Per-account LLM provider configurations (docs/api.md#providers): validated per provider, sealed
  * by the `SecretBox`, answered masked, opened only when a model call needs them.
  */
 @injectable()
@@ -168,8 +168,8 @@ export class ProviderService {
    * every model call checks the addresses of the moment again.
    */
   private async checkBaseUrl(provider: ProviderName, baseUrl: string): Promise<void> {
-    const refuse = (message: string): ApiError =>
-      ApiError.badRequest(`invalid ${provider} credentials: credentials.base_url: ${message}`, [{ path: 'credentials.base_url', message }]);
+    const refuse = (message: string): DomainError =>
+      DomainError.invalid(`invalid ${provider} credentials: credentials.base_url: ${message}`, [{ path: 'credentials.base_url', message }]);
     try {
       await this.http.checkDestination(baseUrl);
     } catch (error) {
@@ -199,7 +199,7 @@ export class ProviderService {
 /** A name outside the seven is bad input (400), unlike a known provider with no configuration (404). */
 export function parseProviderName(name: string): ProviderName {
   if (isProviderName(name)) return name;
-  throw ApiError.badRequest(`unknown provider '${name.slice(0, 100)}'; use one of ${PROVIDER_NAMES.join(', ')}`);
+  throw DomainError.invalid(`unknown provider '${name.slice(0, 100)}'; use one of ${PROVIDER_NAMES.join(', ')}`);
 }
 
 function limitsOf(record: ProviderConfigRecord): ProviderCallLimits {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { pageQueryFields } from '../../http/page-query';
-import { tagsQuery } from '../../http/tags-query';
+import { pageQueryFields } from '../input/page-query';
+import { tagsQuery } from '../input/tags-query';
 import { MAX_SEGMENT_LENGTH, safePathSchema } from '../paths/safe-path';
 import { EXTERNAL_STORAGE_TYPES } from './resource-record';
 

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { BlobStore, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type WriteOp, WriteConflictError } from '../../ports/database';
@@ -24,7 +24,7 @@ export type ReceivedContent = StoredBlob;
 class UploadInterruptedError extends Error {}
 
 /**
- * Stored resources (SPEC 2.1, DESIGN 2.5): bytes in the `BlobStore`, records in the database.
+ * Stored resources (docs/api.md#resources): bytes in the `BlobStore`, records in the database.
  *
  * Identical content is stored once. The `resource_blobs` document of a content (id = sha256)
  * names its blob and counts the resources sharing it; every change of that count is written in
@@ -66,9 +66,9 @@ export class ResourceService {
       return await this.blobs.put(tagSourceFailures(content), { maxBytes: this.config.uploadLimitBytes });
     } catch (error) {
       if (error instanceof BlobTooLargeError) {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `the content is over the upload limit of ${error.maxBytes} bytes`);
+        throw DomainError.tooLarge(`the content is over the upload limit of ${error.maxBytes} bytes`);
       }
-      if (error instanceof UploadInterruptedError) throw ApiError.badRequest(`the upload was cut off: ${error.message}`);
+      if (error instanceof UploadInterruptedError) throw DomainError.invalid(`the upload was cut off: ${error.message}`);
       throw error;
     }
   }
@@ -171,7 +171,7 @@ export class ResourceService {
     for (let attempt = 1; ; attempt += 1) {
       const record = await this.get(accountId, id);
       if (await this.usage.isEmbeddedInActiveRun(accountId, id)) {
-        throw ApiError.conflict(`resource ${id} is embedded in a queued or running run; delete it once the run has finished`);
+        throw DomainError.conflict(`resource ${id} is embedded in a queued or running run; delete it once the run has finished`);
       }
       const shared = (await this.database.get(RESOURCE_BLOBS_COLLECTION, record.sha256)) as BlobReference | undefined;
       const expect = { refs: shared?.refs ?? 0, storage_key: record.storage_key };
@@ -192,7 +192,7 @@ export class ResourceService {
       return true;
     } catch (error) {
       if (!(error instanceof WriteConflictError || error instanceof DuplicateIdError)) throw error;
-      if (attempt >= MAX_WRITE_ATTEMPTS) throw ApiError.conflict('the resource is being changed concurrently; retry');
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw DomainError.conflict('the resource is being changed concurrently; retry');
       return false;
     }
   }

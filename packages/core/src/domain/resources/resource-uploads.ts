@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
-import { ApiError } from '../../http/api-error';
-import { refuseTooDeep } from '../../http/json-depth';
+import { DomainError } from '../errors';
+import { refuseTooDeep } from '../input/json-depth';
 import { MultipartError, MultipartParser } from '../../ports/multipart-parser';
 import type { Resource } from './resource-record';
 import { type NewResource, newResourceSchema } from './resource-schemas';
@@ -38,7 +38,7 @@ export class ResourceUploads {
     const { name, ...input } = toNewResource(fields);
     if (name === undefined) throw missingName();
     if (headers.contentLength !== null && headers.contentLength > this.config.uploadLimitBytes) {
-      throw new ApiError('PAYLOAD_TOO_LARGE', `the content is over the upload limit of ${this.config.uploadLimitBytes} bytes`);
+      throw DomainError.tooLarge(`the content is over the upload limit of ${this.config.uploadLimitBytes} bytes`);
     }
     const mimeType = headers.contentType?.trim();
     const content = body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
@@ -66,18 +66,18 @@ export class ResourceUploads {
           fields.set(part.name, [...(fields.get(part.name) ?? []), part.value]);
           continue;
         }
-        if (part.name !== 'file') throw ApiError.badRequest(`send the content in a form part named file (got a file part named ${part.name})`);
-        if (file) throw ApiError.badRequest('send exactly one file part');
+        if (part.name !== 'file') throw DomainError.invalid(`send the content in a form part named file (got a file part named ${part.name})`);
+        if (file) throw DomainError.invalid('send exactly one file part');
         newResourceSchema.partial().parse(toNewResource(merge(defaults, fields)));
         file = { content: await this.resources.receive(part.content), filename: part.filename, mimeType: part.mimeType };
       }
-      if (!file) throw ApiError.badRequest('the form has no file part; send the content in a part named file');
+      if (!file) throw DomainError.invalid('the form has no file part; send the content in a part named file');
       const { name = file.filename, mime_type = file.mimeType, ...rest } = toNewResource(merge(defaults, fields));
       if (name === undefined) throw missingName();
       input = { ...rest, name, mime_type };
     } catch (error) {
       if (file) await this.resources.discard(file.content);
-      if (error instanceof MultipartError) throw ApiError.badRequest(error.message);
+      if (error instanceof MultipartError) throw DomainError.invalid(error.message);
       throw error;
     }
     return this.resources.create(accountId, input, file.content);
@@ -121,14 +121,14 @@ function parseJsonField(field: string, text: string): unknown {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw ApiError.badRequest(`${field} must be valid JSON: ${(error as Error).message}`, [{ path: field, message: 'not valid JSON' }]);
+    throw DomainError.invalid(`${field} must be valid JSON: ${(error as Error).message}`, [{ path: field, message: 'not valid JSON' }]);
   }
   refuseTooDeep(value, 'body', field);
   return value;
 }
 
-function missingName(): ApiError {
-  return ApiError.badRequest('name is required: pass ?name= (or a name field, or a filename on the file part)', [
+function missingName(): DomainError {
+  return DomainError.invalid('name is required: pass ?name= (or a name field, or a filename on the file part)', [
     { path: 'name', message: 'required' },
   ]);
 }

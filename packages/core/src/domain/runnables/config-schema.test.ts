@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../../http/json-depth';
+import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE } from '../input/json-depth';
 import {
   type AgentConfig,
   type ConfigDiagnostic,
@@ -138,7 +138,7 @@ describe('parseRunnableConfig', () => {
     });
   });
 
-  describe('llms[].provider derivation (DESIGN 2.8)', () => {
+  describe('llms[].provider derivation (docs/api.md#configurations)', () => {
     const providerOf = (model: string, enabledProviders: string[] = [], provider?: string) => {
       const llm = `{model: "${model}"${provider ? `, provider: ${provider}` : ''}}`;
       const config = parsed<PromptConfig>(`prompt: {system: hi}\nllms: [${llm}]\n`, enabledProviders);

@@ -1,13 +1,14 @@
 import { isCollection, isNode, isPair, LineCounter, parseDocument, stringify, type Document } from 'yaml';
 import { z } from 'zod';
-import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../../http/json-depth';
+import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { compileJsonSchema } from './json-schema';
 import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';
 import { isMimePattern } from './mime-patterns';
+import { TEMPLATE_REFERENCE } from './template-syntax';
 
 /**
- * The configuration of a runnable (SPEC 2.4 `config_content_parsed`, DESIGN 2.4): the zod schemas
+ * The configuration of a runnable (`config_content_parsed`, docs/api.md#configurations): the zod schemas
  * of the prompt, flow and agent variants, and `parseRunnableConfig`, which turns YAML or JSON text
  * into the parsed form plus diagnostics. The HTTP API and the editor show the same diagnostics.
  * Unknown fields are kept as written at every level.
@@ -20,7 +21,6 @@ export type RunnableType = (typeof RUNNABLE_TYPES)[number];
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** Tool names as model vendors accept them. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const TEMPLATE_REFERENCE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const STEP_OUTPUT_REFERENCE = /^steps\.([^.]+)\.output(?:\..+)?$/;
 
 /** Agent tool-calling loops stop after this many model turns unless `max_steps` says otherwise. */
@@ -44,7 +44,7 @@ export const promptSchema = z
 
 export const llmSchema = z.looseObject({
   name: z.string().min(1).optional(),
-  /** Derived when absent (DESIGN 2.8); always present in a parsed configuration. */
+  /** Derived when absent (docs/api.md#configurations); always present in a parsed configuration. */
   provider: z.enum(PROVIDER_NAMES).optional(),
   model: z.string().min(1),
   is_default: z.boolean().optional(),
@@ -59,7 +59,7 @@ export const llmSchema = z.looseObject({
 
 const llmsSchema = z.array(llmSchema).min(1, 'list at least one model, or leave llms out');
 
-/** A placeholder (SPEC 2.2). `type`, `mime_types` and `required` are filled in when absent. */
+/** A placeholder (docs/api.md#configurations). `type`, `mime_types` and `required` are filled in when absent. */
 export const inputSchema = z.looseObject({
   name: identifier('an input name'),
   description: z.string().optional(),
@@ -78,7 +78,7 @@ export const inputSchema = z.looseObject({
     })
     .nullable()
     .optional(),
-  /** SPEC 2.2's spelling of `metadata.schema`. */
+  /** The documented spelling of `metadata.schema` (docs/api.md#configurations). */
   metadata_schema: jsonObject.nullable().optional(),
 });
 
@@ -269,7 +269,7 @@ type ResolveModel = (model: string, provider: ProviderName | undefined) => Resol
 
 /**
  * Parses YAML or JSON configuration text (JSON is read as YAML, which it is), validates it against
- * the variant its `type` names and applies the derivations of DESIGN 2.8: `llms[].provider` and
+ * the variant its `type` names and applies the derivations (docs/api.md#configurations): `llms[].provider` and
  * bare `model`, `inputs[].type`, `mime_types` and `required`. Pure: never throws.
  */
 export function parseRunnableConfig(text: string, options: ParseRunnableConfigOptions = {}): ParsedRunnableConfig {
@@ -454,7 +454,7 @@ function defaultMimeType(type: InputConfig['type']): string {
   return type === 'text' ? 'text/*' : type === 'json' ? 'application/json' : '*/*';
 }
 
-/** DESIGN 2.8: `json` when every MIME type is application/json, `text` when every one is text/*, else `file`. */
+/** docs/api.md#configurations: `json` when every MIME type is application/json, `text` when every one is text/*, else `file`. */
 function inputType(mimeTypes: readonly string[]): 'text' | 'file' | 'json' {
   if (mimeTypes.every((pattern) => pattern.toLowerCase() === 'application/json')) return 'json';
   if (mimeTypes.every((pattern) => pattern.toLowerCase().startsWith('text/'))) return 'text';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { decimalQueryInteger } from '../../http/page-query';
-import { tagsQuery } from '../../http/tags-query';
+import { decimalQueryInteger } from '../input/page-query';
+import { tagsQuery } from '../input/tags-query';
 import { RUNNABLE_TYPES, runnableConfigSchema } from './config-schema';
 
 /** Request and response shapes of the runnables API; the router validates with them and OpenAPI shows them. */

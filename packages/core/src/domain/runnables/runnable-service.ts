@@ -1,9 +1,8 @@
 import { inject, injectable } from 'inversify';
 import type { z } from 'zod';
-import { refuseTooDeep } from '../../http/json-depth';
-import { ApiError, type ErrorDetail } from '../../http/api-error';
-import type { Principal } from '../../http/route';
-import { validationError } from '../../http/router';
+import { refuseTooDeep } from '../input/json-depth';
+import { DomainError, type ErrorDetail } from '../errors';
+import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
@@ -40,7 +39,7 @@ interface StoredConfig {
 }
 
 /**
- * Runnables of an account (SPEC 2.4, DESIGN 2.4): create, list, read, update with a version
+ * Runnables of an account (docs/api.md#runnables): create, list, read, update with a version
  * history, delete. Every read is scoped to the caller's account; another account's id is missing.
  */
 @injectable()
@@ -57,19 +56,20 @@ export class RunnableService {
     @inject(ContentHasher) private readonly hasher: ContentHasher,
   ) {}
 
-  async create(principal: Principal, input: CreateRunnableInput): Promise<Runnable> {
+  /** A new runnable of `accountId`; `createdBy` (the client making it) is recorded on it and its first version. */
+  async create(accountId: string, input: CreateRunnableInput, createdBy: string): Promise<Runnable> {
     const fields = parseInput(createRunnableInput, input);
-    const config = await this.configFrom(principal.accountId, fields.config_content, fields.config_content_parsed);
+    const config = await this.configFrom(accountId, fields.config_content, fields.config_content_parsed);
     const now = this.clock.now().toISOString();
     const doc: RunnableDoc = {
       id: this.ids.newId(),
-      account_id: principal.accountId,
+      account_id: accountId,
       name: fields.name,
       ...config!,
       created_at: now,
       updated_at: now,
       ...(fields.description != null ? { description: fields.description } : {}),
-      created_by: principal.clientId,
+      created_by: createdBy,
       tags: unique(fields.tags ?? []),
       version: 1,
       revision: 1,
@@ -87,7 +87,7 @@ export class RunnableService {
     return docs.map(toRunnable);
   }
 
-  /** The runnable, or a 404 `ApiError`; what the run engine reads before it runs one. */
+  /** The runnable, or a NOT_FOUND `DomainError`; what the run engine reads before it runs one. */
   async get(accountId: string, id: string): Promise<Runnable> {
     return toRunnable(await this.getDoc(accountId, id));
   }
@@ -102,11 +102,11 @@ export class RunnableService {
    * Changes the given fields. A changed configuration (by its SHA-256) becomes a new version in the
    * history; the same text again adds none. A request that changes nothing writes nothing.
    */
-  async update(principal: Principal, id: string, input: UpdateRunnableInput): Promise<Runnable> {
+  async update(accountId: string, id: string, input: UpdateRunnableInput, updatedBy: string): Promise<Runnable> {
     const fields = parseInput(updateRunnableInput, input);
-    const config = await this.configFrom(principal.accountId, fields.config_content, fields.config_content_parsed);
+    const config = await this.configFrom(accountId, fields.config_content, fields.config_content_parsed);
     for (let attempt = 1; ; attempt++) {
-      const current = await this.getDoc(principal.accountId, id);
+      const current = await this.getDoc(accountId, id);
       const configChanged = config !== undefined && config.config_content_sha256 !== current.config_content_sha256;
       const name = fields.name ?? current.name;
       const description = fields.description === undefined ? current.description : (fields.description ?? undefined);
@@ -127,7 +127,7 @@ export class RunnableService {
         revision: current.revision + 1,
       };
       const ops: WriteOp[] = [this.runnables.replaceOp(next, { revision: current.revision })];
-      if (configChanged) ops.push(this.versionOp(next, now, principal.clientId));
+      if (configChanged) ops.push(this.versionOp(next, now, updatedBy));
       try {
         await this.database.write(ops);
         return toRunnable(next);
@@ -197,7 +197,7 @@ export class RunnableService {
       const details: ErrorDetail[] = errors.map(({ severity: _severity, ...detail }) => detail);
       const first = errors[0]!;
       const source = content === undefined ? 'config_content_parsed' : 'config_content';
-      throw ApiError.badRequest(`invalid ${source}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
+      throw DomainError.invalid(`invalid ${source}: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
     }
     return {
       config_content: text,
@@ -233,12 +233,12 @@ function writeYaml(config: Record<string, unknown>): string {
   try {
     return formatRunnableConfig(config);
   } catch (error) {
-    throw ApiError.badRequest(`config_content_parsed cannot be written as YAML: ${(error as Error).message}`);
+    throw DomainError.invalid(`config_content_parsed cannot be written as YAML: ${(error as Error).message}`);
   }
 }
 
 function conflictOr(error: unknown, id: string): unknown {
-  return error instanceof WriteConflictError ? ApiError.conflict(`runnable ${id} kept changing during the update; retry`) : error;
+  return error instanceof WriteConflictError ? DomainError.conflict(`runnable ${id} kept changing during the update; retry`) : error;
 }
 
 function sameList(left: readonly string[], right: readonly string[]): boolean {

@@ -24,7 +24,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       summary: 'Create a runnable from YAML or JSON configuration (config_content) or an object (config_content_parsed)',
       body: { json: createRunnableInput },
       responses: { 201: { description: 'the runnable', schema: runnableSchema }, 400: invalid },
-      handle: async ({ principal, body }) => ({ status: 201, body: await runnables.create(principal, body) }),
+      handle: async ({ principal, body }) => ({ status: 201, body: await runnables.create(principal.accountId, body, principal.clientId) }),
     }),
     route({
       method: 'GET',
@@ -52,7 +52,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       params: runnableIdParams,
       body: { json: updateRunnableInput },
       responses: { 200: { description: 'the changed runnable', schema: runnableSchema }, 400: invalid, 404: notFound },
-      handle: async ({ principal, params, body }) => ({ status: 200, body: await runnables.update(principal, params.id, body) }),
+      handle: async ({ principal, params, body }) => ({ status: 200, body: await runnables.update(principal.accountId, params.id, body, principal.clientId) }),
     }),
     route({
       method: 'DELETE',

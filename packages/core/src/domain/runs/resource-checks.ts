@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { ApiError, type ErrorDetail } from '../../http/api-error';
+import { DomainError, type ErrorDetail } from '../errors';
 import type { Resource } from '../resources/resource-record';
 import type { ResourceService } from '../resources/resource-service';
 import { type InputConfig, metadataSchemaOf } from '../runnables/config-schema';
@@ -14,7 +14,7 @@ const MAX_CACHED_VALIDATORS = 256;
 
 /**
  * Checks a run's embedded resources against the runnable's placeholders before the run is accepted
- * (DESIGN 2.4): every name must be a placeholder, given once; every required placeholder filled;
+ * (docs/api.md#runs): every name must be a placeholder, given once; every required placeholder filled;
  * each resource must be the caller's (else 404), of an accepted MIME type, and its metadata must
  * satisfy the placeholder's JSON Schema (draft 7). Every 400 lists all problems in `details`.
  * Answers the resources as the run record keeps them.
@@ -74,7 +74,7 @@ export async function checkEmbeddedResources(
 function checkMetadata(input: InputConfig, metadata: Record<string, unknown> | null): string | undefined {
   const schema = metadataSchemaOf(input);
   if (metadata === null) {
-    // SPEC 2.2: a metadata_schema that is not null means metadata is required.
+    // docs/api.md#configurations: a metadata_schema that is not null means metadata is required.
     const required = input.metadata?.required ?? (input.metadata_schema !== null && input.metadata_schema !== undefined);
     return required ? `placeholder '${input.name}' requires metadata, and the resource has none` : undefined;
   }
@@ -97,5 +97,5 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction {
 function failOn(details: ErrorDetail[]): void {
   if (details.length === 0) return;
   const first = details[0]!;
-  throw ApiError.badRequest(`the run's resources do not fit the runnable: ${first.path}: ${first.message}`, details);
+  throw DomainError.invalid(`the run's resources do not fit the runnable: ${first.path}: ${first.message}`, details);
 }

@@ -6,7 +6,7 @@ import { EventBus } from '../../ports/event-bus';
 import { type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
 import { Logger } from '../../ports/logger';
 import type { Lifecycle } from '../lifecycle';
-import { Metrics, type MetricsRegistry } from '../ops/metrics';
+import { Metrics } from '../../ports/metrics';
 import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
 import { RunScheduler, type SlotOutcome, type WakeUp } from './run-scheduler';
 import { RunExecutor } from './executors/run-executor';
@@ -74,7 +74,7 @@ export class RunEngine implements Lifecycle {
     @inject(EventBus) private readonly events: EventBus,
     @inject(RunExecutor) private readonly executor: RunExecutor,
     @inject(CallbackDispatcher) private readonly callbacks: CallbackDispatcher,
-    @inject(Metrics) private readonly metrics: MetricsRegistry,
+    @inject(Metrics) private readonly metrics: Metrics,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
     @inject(RunloomConfig) private readonly config: RunloomConfig,

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { ModelCallError } from '../../ports/model-gateway';
 import { ProviderUnavailableError } from '../providers/provider-service';
 import type { RunError } from './run-record';
@@ -44,7 +44,7 @@ export function describeFailure(error: unknown): RunError {
     const unavailable = error.code === 'provider_not_configured' || error.code === 'provider_disabled';
     return { code: unavailable ? 'provider_unavailable' : error.code, message: error.message };
   }
-  if (error instanceof ApiError) return { code: error.code.toLowerCase(), message: error.message };
+  if (error instanceof DomainError) return { code: error.code.toLowerCase(), message: error.message };
   return { code: 'internal', message: 'the run failed on an unexpected server error; the server log has the details' };
 }
 
@@ -54,7 +54,7 @@ export function isUnexpectedFailure(error: unknown): boolean {
     error instanceof RunFailure ||
     error instanceof RunCancelled ||
     error instanceof RunTimedOut ||
-    error instanceof ApiError ||
+    error instanceof DomainError ||
     error instanceof ModelCallError
   );
 }

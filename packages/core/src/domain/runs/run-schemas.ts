@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pageFields, pageQueryFields } from '../../http/page-query';
+import { pageFields, pageQueryFields } from '../input/page-query';
 import { CALLBACK_STATUSES, RUN_STATUSES, TELEMETRY_STRATEGIES } from './run-record';
 
 /** Request and response shapes of the runs API; the router validates with them and OpenAPI shows them. */

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
-import { ApiError } from '../../http/api-error';
-import { validationError } from '../../http/router';
+import { DomainError } from '../errors';
+import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { EventBus } from '../../ports/event-bus';
 import { IdGenerator } from '../../ports/id-generator';
@@ -14,7 +14,7 @@ import { RunEngine, runTopic } from './run-engine';
 import { describeFailure, RunCancelled } from './run-failure';
 import { isFinished, type RunRecord, toRunView, type RunView } from './run-record';
 import { RunRepository } from './run-repository';
-import { listRunsFilter, type ListRunsQuery, RUN_MODES, runRequestSchema, type RunRequest } from './run-schemas';
+import { listRunsFilter, type ListRunsQuery, RUN_MODES, type RunMode, runRequestSchema, type RunRequest } from './run-schemas';
 
 /** What a submission answers: the id of an accepted async run, or the finished sync run. */
 export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
@@ -23,7 +23,7 @@ export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: 
 const CANCEL_ATTEMPTS = 3;
 
 /**
- * Runs of an account (DESIGN 2.4): submit (async or sync), read, list, cancel. Execution is the
+ * Runs of an account (docs/api.md#runs): submit (async or sync), read, list, cancel. Execution is the
  * `RunEngine`'s; this is the API over it.
  */
 @injectable()
@@ -45,9 +45,10 @@ export class RunService {
    * runnable's configuration and queues the run. `async` (the default) answers its id at once;
    * `sync` waits until it has finished (or `signal` aborts: the caller went away) and answers it.
    */
-  async submit(accountId: string, runnableId: string, body: RunRequest, mode: string = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
+  async submit(accountId: string, runnableId: string, body: RunRequest, mode: RunMode = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
+    // Checked again for callers without types (JavaScript hosts).
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
-      throw ApiError.badRequest(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
+      throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
     const parsed = runRequestSchema.safeParse(body ?? {});
     if (!parsed.success) throw validationError(parsed.error);
@@ -122,14 +123,14 @@ export class RunService {
   async cancel(accountId: string, id: string): Promise<RunView> {
     for (let attempt = 1; attempt <= CANCEL_ATTEMPTS; attempt++) {
       const run = await this.getRecord(accountId, id);
-      if (isFinished(run.status)) throw ApiError.conflict(`run ${id} is already ${run.status}; only a queued or running run can be cancelled`);
+      if (isFinished(run.status)) throw DomainError.conflict(`run ${id} is already ${run.status}; only a queued or running run can be cancelled`);
       const final = await this.engine.complete(run, { status: 'cancelled', error: describeFailure(new RunCancelled()) }, run.status);
       if (!final) continue;
       this.engine.abort(id);
       await this.engine.scheduleCallback(final);
       return toRunView(final);
     }
-    throw ApiError.conflict(`run ${id} kept changing status while being cancelled; read it and retry`);
+    throw DomainError.conflict(`run ${id} kept changing status while being cancelled; read it and retry`);
   }
 
   private getRecord(accountId: string, id: string): Promise<RunRecord> {

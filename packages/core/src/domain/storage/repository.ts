@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import type { Database, Doc, Query, Where, WriteOp } from '../../ports/database';
 
 /** A record that belongs to an account. */
@@ -22,7 +22,7 @@ export class Repository<T extends AccountRecord> {
   /** The record, or 404 naming `what` (e.g. `run <id>`); another account's record is missing too. */
   async require(accountId: string, id: string, what: string): Promise<T> {
     const doc = await this.get(accountId, id);
-    if (!doc) throw ApiError.notFound(what);
+    if (!doc) throw DomainError.notFound(what);
     return doc;
   }
 

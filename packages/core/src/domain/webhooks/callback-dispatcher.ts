@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
-import { ApiError } from '../../http/api-error';
+import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
 import { type JobContext, JobQueue } from '../../ports/job-queue';
@@ -13,7 +13,7 @@ import { WebhookSecretService } from './webhook-secret-service';
 
 export const CALLBACK_DELIVERY_JOB = 'callback.deliver';
 
-/** DESIGN 2.1: the backoff doubles from `callbackInitialBackoffMs`, capped at 10 minutes; 2.8: ±20% jitter. */
+/** The backoff doubles from `callbackInitialBackoffMs`, capped at 10 minutes, with ±20% jitter (docs/api.md#callbacks). */
 const MAX_BACKOFF_MS = 10 * 60_000;
 const BACKOFF_JITTER = 0.2;
 /**
@@ -51,7 +51,7 @@ interface CallbackDeliveryJob {
   max_attempts: number;
 }
 
-/** The Standard Webhooks payload of a finished run (DESIGN 2.4). */
+/** The Standard Webhooks payload of a finished run (docs/api.md#callbacks). */
 export interface RunCompletedEvent {
   type: 'run.completed';
   timestamp: string;
@@ -68,7 +68,7 @@ interface AttemptOutcome {
 }
 
 /**
- * Run-completion callbacks (DESIGN 2.4, 2.8): signed per Standard Webhooks with the account's
+ * Run-completion callbacks (docs/api.md#callbacks): signed per Standard Webhooks with the account's
  * `whsec_` secret, sent with the run's `callback_headers`, retried with exponential backoff and
  * jitter through the durable `JobQueue` (so they survive restarts), their state kept in the run's
  * `callback` field. The run engine calls `validateCallbackUrl` at submission and `schedule` when a
@@ -241,6 +241,6 @@ export async function hmacSha256Base64(secret: string, content: string): Promise
   return btoa(String.fromCharCode(...signature));
 }
 
-function invalidCallbackUrl(message: string): ApiError {
-  return ApiError.badRequest(message, [{ path: 'callback_url', message }]);
+function invalidCallbackUrl(message: string): DomainError {
+  return DomainError.invalid(message, [{ path: 'callback_url', message }]);
 }

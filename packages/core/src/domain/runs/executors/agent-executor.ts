@@ -1,7 +1,7 @@
 import type { JsonSchema, ModelMessage, ModelTool, ToolCallPart, ToolResultPart } from '../../../ports/model-gateway';
 import { type AgentConfig, type AgentTool, DEFAULT_AGENT_MAX_STEPS } from '../../runnables/config-schema';
 import { describeFailure, RunFailure } from '../run-failure';
-import type { Execution, ModelChoice, StepOutcome } from './execution';
+import type { Execution, ModelChoice, StepOutcome } from './execution-types';
 import { modelOf, renderPrompt, textOutcome } from './prompt-executor';
 import type { Scope } from './templates';
 

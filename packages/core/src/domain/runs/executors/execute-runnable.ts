@@ -1,7 +1,7 @@
 import type { AgentConfig, FlowConfig, InputConfig, PromptConfig } from '../../runnables/config-schema';
 import { RunFailure } from '../run-failure';
 import { executeAgent } from './agent-executor';
-import type { Execution, StepOutcome } from './execution';
+import type { Execution, StepOutcome } from './execution-types';
 import { executeFlow } from './flow-executor';
 import { executePrompt } from './prompt-executor';
 import type { Scope } from './templates';

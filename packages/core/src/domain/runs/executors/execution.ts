@@ -1,31 +1,14 @@
 import type { HttpClient, HttpRequest, HttpResponse } from '../../../ports/http-client';
-import { ModelCallError, type ModelGateway, type ModelRequest, type ModelResponse } from '../../../ports/model-gateway';
+import { ModelCallError, type ModelGateway, type ModelResponse } from '../../../ports/model-gateway';
 import type { ProviderService } from '../../providers/provider-service';
-import type { ProviderName } from '../../../ports/provider-names';
 import type { RunnableService } from '../../runnables/runnable-service';
 import { RunFailure } from '../run-failure';
 import { executeRunnable } from './execute-runnable';
-import type { RunOutput, RunUsage } from '../run-record';
+import type { RunUsage } from '../run-record';
 import type { RunTelemetry } from '../run-telemetry';
 import type { ProviderGates, ProviderLimits } from '../provider-gates';
+import type { Execution, ModelChoice, ModelPrompt, StepOutcome } from './execution-types';
 import type { Scope } from './templates';
-
-/** What a runnable, a flow step or a tool produced: its outputs, and the value later steps see. */
-export interface StepOutcome {
-  outputs: RunOutput[];
-  /** The first output's text or object: what `{{steps.ID.output}}` and tool results read. */
-  value: unknown;
-}
-
-/** The model a prompt or an agent calls, as configured (`llms[]` or an agent's `model`). */
-export interface ModelChoice {
-  provider: ProviderName;
-  model: string;
-  params?: Record<string, unknown>;
-}
-
-/** A model request without what the execution supplies (model, credentials, signal). */
-export type ModelPrompt = Omit<ModelRequest, 'provider' | 'model' | 'credentials' | 'params' | 'signal'>;
 
 export interface ExecutionServices {
   gateway: ModelGateway;
@@ -45,12 +28,8 @@ const RETRY_INITIAL_DELAY_MS = 2000;
 /** Runnables calling runnables (flows, agent tools) stop at this depth: a cycle would never end. */
 export const MAX_NESTING_DEPTH = 8;
 
-/**
- * Everything executors need while one run executes: model calls (credentials opened at call time,
- * usage summed, traced), nested runnables of the same account, and outbound HTTP under the egress
- * policy. Every operation honours the run's abort signal (cancel, timeout, shutdown).
- */
-export class Execution {
+/** The `Execution` of one run: nested runnables run through the executors, one level deeper. */
+export class RunExecution implements Execution {
   private constructor(
     private readonly services: ExecutionServices,
     readonly accountId: string,
@@ -62,18 +41,18 @@ export class Execution {
   ) {}
 
   /** The execution of a run; model calls add their tokens to `usage`. */
-  static start(services: ExecutionServices, accountId: string, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): Execution {
-    return new Execution(services, accountId, signal, telemetry, usage, 0);
+  static start(services: ExecutionServices, accountId: string, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): RunExecution {
+    return new RunExecution(services, accountId, signal, telemetry, usage, 0);
   }
 
   /** The same execution with steps and calls nested under `telemetry`. */
-  within(telemetry: RunTelemetry): Execution {
-    return new Execution(this.services, this.accountId, this.signal, telemetry, this.usage, this.depth);
+  within(telemetry: RunTelemetry): RunExecution {
+    return new RunExecution(this.services, this.accountId, this.signal, telemetry, this.usage, this.depth);
   }
 
   /** The same execution under another signal (a flow stops its other steps when one fails). */
-  withSignal(signal: AbortSignal): Execution {
-    return new Execution(this.services, this.accountId, signal, this.telemetry, this.usage, this.depth);
+  withSignal(signal: AbortSignal): RunExecution {
+    return new RunExecution(this.services, this.accountId, signal, this.telemetry, this.usage, this.depth);
   }
 
   /**
@@ -127,7 +106,7 @@ export class Execution {
     const runnable = await this.services.runnables.find(this.accountId, runnableId);
     if (!runnable) throw new RunFailure('runnable_not_found', `runnable ${runnableId} does not exist in this account`);
     this.signal.throwIfAborted();
-    const nested = new Execution(this.services, this.accountId, this.signal, this.telemetry, this.usage, this.depth + 1);
+    const nested = new RunExecution(this.services, this.accountId, this.signal, this.telemetry, this.usage, this.depth + 1);
     return executeRunnable(nested, runnable.config_content_type, runnable.config_content_parsed, inputs);
   }
 

@@ -7,7 +7,7 @@ import {
   type TransformUse,
 } from '../../runnables/config-schema';
 import { describeFailure, RunFailure } from '../run-failure';
-import type { Execution, StepOutcome } from './execution';
+import type { Execution, StepOutcome } from './execution-types';
 import { executePrompt, outputOf, textOutcome } from './prompt-executor';
 import { renderDeep, renderText, renderValue, resolveReference, type Scope } from './templates';
 

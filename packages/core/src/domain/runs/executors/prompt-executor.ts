@@ -2,7 +2,7 @@ import type { FilePart, JsonSchema, ModelMessage, ModelResponse, TextPart } from
 import { defaultLlm, type LlmConfig } from '../../runnables/config-schema';
 import { RunFailure } from '../run-failure';
 import type { RunOutput } from '../run-record';
-import type { Execution, ModelChoice, ModelPrompt, StepOutcome } from './execution';
+import type { Execution, ModelChoice, ModelPrompt, StepOutcome } from './execution-types';
 import { referencedFiles, renderParts, renderText, type Scope } from './templates';
 
 /** The prompt part of a configuration: `system` and `messages`, both templates. */

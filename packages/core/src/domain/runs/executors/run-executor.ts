@@ -9,7 +9,8 @@ import type { RunTelemetry } from '../run-telemetry';
 import { ProviderGates } from '../provider-gates';
 import { loadEmbeddedInputs } from './embedded-inputs';
 import { executeRunnable } from './execute-runnable';
-import { Execution, type ExecutionServices, type StepOutcome } from './execution';
+import { type ExecutionServices, RunExecution } from './execution';
+import type { StepOutcome } from './execution-types';
 
 /** Executes a run's configuration snapshot: its embedded resources in, its outputs out. */
 @injectable()
@@ -30,7 +31,7 @@ export class RunExecutor {
   /** Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either way. */
   async execute(run: RunRecord, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): Promise<StepOutcome> {
     const inputs = await loadEmbeddedInputs(this.resources, run, signal);
-    const execution = Execution.start(this.services, run.account_id, signal, telemetry, usage);
+    const execution = RunExecution.start(this.services, run.account_id, signal, telemetry, usage);
     const { config_content_type: type, config_content_parsed: config } = run.runnable_snapshot;
     return executeRunnable(execution, type, config, inputs);
   }

@@ -1,9 +1,11 @@
 import type { FilePart, TextPart } from '../../../ports/model-gateway';
+import { SOLE_TEMPLATE_REFERENCE, TEMPLATE_REFERENCE } from '../../runnables/template-syntax';
 
 /**
- * `{{reference}}` templates of runnable configurations (DESIGN 2.4). A reference is a dot path
- * into the scope: `document`, `customer.name`, `steps.summarize.output`, `items.0`. References the
- * scope cannot resolve stay in the text as written (the braces may be meant literally).
+ * `{{reference}}` templates of runnable configurations (the syntax is `runnables/template-syntax.ts`,
+ * docs/api.md#configurations). A reference is a dot path into the scope: `document`,
+ * `customer.name`, `steps.summarize.output`, `items.0`. References the scope cannot resolve stay in
+ * the text as written (the braces may be meant literally).
  */
 
 /** A file or image value: embedded into prompts as a content part of its MIME type. */
@@ -22,8 +24,6 @@ export class FileValue {
 /** Values a template can reach: text, JSON values and files, by name. */
 export type Scope = Readonly<Record<string, unknown>>;
 
-const REFERENCE = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const SOLE_REFERENCE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
 
 /** The value at a dot path, or undefined when any segment is missing. */
 export function resolveReference(scope: Scope, reference: string): unknown {
@@ -45,7 +45,7 @@ export function valueAsText(value: unknown): string {
 
 /** The template with every resolvable reference replaced by its text. */
 export function renderText(template: string, scope: Scope): string {
-  return template.replace(REFERENCE, (whole, reference: string) => {
+  return template.replace(TEMPLATE_REFERENCE, (whole, reference: string) => {
     const value = resolveReference(scope, reference);
     return value === undefined ? whole : valueAsText(value);
   });
@@ -59,7 +59,7 @@ export function renderParts(template: string, scope: Scope): (TextPart | FilePar
   const parts: (TextPart | FilePart)[] = [];
   let text = '';
   let last = 0;
-  for (const match of template.matchAll(REFERENCE)) {
+  for (const match of template.matchAll(TEMPLATE_REFERENCE)) {
     const value = resolveReference(scope, match[1]!);
     text += template.slice(last, match.index);
     last = match.index + match[0].length;
@@ -78,7 +78,7 @@ export function renderParts(template: string, scope: Scope): (TextPart | FilePar
 
 /** The files a template references, in order. */
 export function referencedFiles(template: string, scope: Scope): FileValue[] {
-  return [...template.matchAll(REFERENCE)].map((match) => resolveReference(scope, match[1]!)).filter((value) => value instanceof FileValue);
+  return [...template.matchAll(TEMPLATE_REFERENCE)].map((match) => resolveReference(scope, match[1]!)).filter((value) => value instanceof FileValue);
 }
 
 /**
@@ -86,7 +86,7 @@ export function referencedFiles(template: string, scope: Scope): FileValue[] {
  * (an object stays an object); anything else renders as text.
  */
 export function renderValue(template: string, scope: Scope): unknown {
-  const sole = SOLE_REFERENCE.exec(template);
+  const sole = SOLE_TEMPLATE_REFERENCE.exec(template);
   if (sole) {
     const value = resolveReference(scope, sole[1]!);
     if (value !== undefined) return value;

@@ -1,4 +1,4 @@
-import type { Condition, Doc, Query, Where } from '../../ports/database';
+import type { Condition, Doc, Query, Where } from './database';
 
 /**
  * The meaning of `Where` and `Query`, evaluated on plain documents. The memory adapter runs on it,

@@ -1,6 +1,6 @@
-import type { Logger } from '../../ports/logger';
-import type { RequestObserver } from '../../http/router';
-import type { MetricsRegistry } from './metrics';
+import type { Logger } from '../ports/logger';
+import type { RequestObserver } from './router';
+import type { Metrics } from '../ports/metrics';
 
 /** One structured log line and one metric sample per request; never bodies, tokens or secrets. */
 export class RequestLog implements RequestObserver {
@@ -9,7 +9,7 @@ export class RequestLog implements RequestObserver {
 
   constructor(
     private readonly logger: Logger,
-    private readonly metrics: MetricsRegistry,
+    private readonly metrics: Metrics,
   ) {}
 
   onRequest(entry: Parameters<RequestObserver['onRequest']>[0]): void {

@@ -1,11 +1,11 @@
-import { ApiError } from './api-error';
+import { DomainError } from '../errors';
 
 /**
  * The one depth limit of structured input: JSON bodies, JSON carried in form fields or query
  * parameters (resource `metadata`, `tags`) and YAML configurations. Deeper values parse, but
  * overflow the stack where they are walked or serialized again (storage, replies, comparisons).
  * Their size is bounded by the JSON body limit (`jsonBodyLimitBytes`), which also bounds form
- * fields; see ARCHITECTURE.md (http/).
+ * fields; see ARCHITECTURE.md (domain/input/).
  */
 export const MAX_JSON_DEPTH = 64;
 
@@ -41,5 +41,5 @@ export function refuseTooDeep(value: unknown, where: 'body' | 'query' | 'config'
   const field =
     value !== null && typeof value === 'object' ? Object.entries(value).find(([, child]) => jsonDepth(child) >= MAX_JSON_DEPTH)?.[0] : undefined;
   const full = [path, field].filter((part) => part !== undefined && part !== '').join('.');
-  throw ApiError.badRequest(`invalid ${where}: ${full ? `${full}: ` : ''}${TOO_DEEP_MESSAGE}`, [{ path: full, message: TOO_DEEP_MESSAGE }]);
+  throw DomainError.invalid(`invalid ${where}: ${full ? `${full}: ` : ''}${TOO_DEEP_MESSAGE}`, [{ path: full, message: TOO_DEEP_MESSAGE }]);
 }

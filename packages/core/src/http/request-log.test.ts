@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Logger } from '../../ports/logger';
-import type { Labels, MetricsRegistry } from './metrics';
+import type { Logger } from '../ports/logger';
+import type { MetricLabels as Labels, Metrics } from '../ports/metrics';
 import { RequestLog } from './request-log';
 
 class RecordingLogger implements Logger {
@@ -17,7 +17,7 @@ class RecordingLogger implements Logger {
 }
 
 /** Counts what is incremented, as `name{label=value,…}` → total. */
-class CountingMetrics implements MetricsRegistry {
+class CountingMetrics implements Metrics {
   readonly counts = new Map<string, number>();
   readonly contentType = 'text/plain';
   increment(name: string, help: string, labels: Labels = {}, by = 1): void {
