@@ -7,8 +7,8 @@ import { fillPath, isIdParam, jsonBodySchema, recordKindOf, routeCatalog, type C
 import { SeededRandom } from './support/seeded-random';
 
 /**
- * DESIGN 2.2: "An id of another account answers exactly as an id that does not exist (404), on
- * every route, for every record kind." Routes are read from the router, so a route added later is
+ * docs/api.md#authentication: an id of another account answers exactly like an id that does not exist
+ * (404), on every route, for every record kind. Routes are read from the router, so a route added later is
  * checked as soon as it is registered; a record kind this file cannot make fails the first test.
  */
 

@@ -26,7 +26,7 @@ import { SeededRandom } from './support/seeded-random';
 import { waitUntil } from './support/wait';
 
 /**
- * Product rule (DESIGN 2.3): bad input gets a clear 4xx and no input produces a 5xx, a crash, a
+ * Product rule (docs/api.md#conventions): bad input gets a clear 4xx and no input produces a 5xx, a crash, a
  * stack trace or a secret. Every route the router serves is sent a bounded, seeded set of hostile
  * requests; the `it`s below each check one property over all the answers.
  */
@@ -53,7 +53,7 @@ interface HostileCase {
   body?: string | Uint8Array<ArrayBuffer>;
   /** undefined: a valid bearer of ACCOUNT; null: no Authorization header; a string: that header. */
   authorization?: string | null;
-  /** A missing, malformed, forged or expired bearer on a protected route: 401 (DESIGN 2.2). */
+  /** A missing, malformed, forged or expired bearer on a protected route: 401 (docs/api.md#authentication). */
   expectUnauthorized?: boolean;
   /** A body case kept when the route's cases are cut down to CASES_PER_ROUTE. */
   always?: boolean;

@@ -109,7 +109,7 @@ describe('Resources (HTTP)', () => {
   });
 
   describe('upload', () => {
-    it('stores a multipart upload with fields before the file, and answers exactly the SPEC record', async () => {
+    it('stores a multipart upload with fields before the file, and answers exactly the documented record', async () => {
       const bytes = bytesOf(300_000);
       const before = Date.now();
       const resource = await created(

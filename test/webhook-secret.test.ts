@@ -41,7 +41,7 @@ describe('webhook secret (HTTP)', () => {
     const id = 'msg_2Lb7h1wN2Jk';
     const timestamp = Math.floor(Date.now() / 1000);
     const body = JSON.stringify({ type: 'run.completed', timestamp: new Date().toISOString(), data: { id: 'r1' } });
-    // DESIGN 2.4: v1,BASE64(HMAC-SHA256(secret, "id.timestamp.body")), the key being the base64 after whsec_.
+    // docs/api.md#callbacks: v1,BASE64(HMAC-SHA256(secret, "id.timestamp.body")), the key being the base64 after whsec_.
     const signature = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
       .update(`${id}.${timestamp}.${body}`)
       .digest('base64');

@@ -81,7 +81,7 @@ export function jsonBodySchema(route: CatalogRoute): JsonSchema | undefined {
   return route.operation?.requestBody?.content['application/json']?.schema;
 }
 
-/** Whether the route documents a JSON error body whose `error` is an object (SPEC's provider NOT_FOUND). */
+/** Whether the route documents a JSON error body whose `error` is an object (the provider NOT_FOUND of docs/api.md#conventions). */
 export function documentsObjectError(route: CatalogRoute, status: number): boolean {
   const schema = route.operation?.responses[String(status)]?.content?.['application/json']?.schema;
   // The route's own body may be declared beside the router's error envelope (anyOf).

@@ -21,7 +21,7 @@ export const ModelGateway = Symbol.for('runloom.ModelGateway');
 
 /**
  * Decrypted credentials of one provider, as stored in the account's provider configuration
- * (DESIGN 2.8). Every provider accepts `base_url`; an origin alone (`http://host:port`) gets the
+ * (docs/api.md#providers). Every provider accepts `base_url`; an origin alone (`http://host:port`) gets the
  * vendor's usual path prefix (`/v1`, `/v1beta`, `/openai/v1`, `/openai`).
  * - openai, anthropic, google, mistral, groq: `{api_key, base_url?}`
  * - azure-openai: `{api_key, resource_name | base_url, api_version?}`; the model names the deployment

@@ -1,6 +1,6 @@
 /**
- * The model vendors an account can configure and a runnable can name, in the order of SPEC 2.5
- * (DESIGN 2.5). Listings follow this order.
+ * The model vendors an account can configure and a runnable can name, in their
+ * order (docs/api.md#providers). Listings follow this order.
  */
 export const PROVIDER_NAMES = ['openai', 'anthropic', 'google', 'azure-openai', 'mistral', 'aws-bedrock', 'groq'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];

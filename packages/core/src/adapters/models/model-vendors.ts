@@ -9,7 +9,7 @@ import type { ModelVendor } from './model-vendor';
 import { mistralVendor } from './mistral';
 import { openaiVendor } from './openai';
 
-/** The seven vendors, in the order of DESIGN 2.5. */
+/** The seven vendors, in the providers' order (docs/api.md#providers). */
 export const defaultModelVendors: readonly ModelVendor[] = [
   openaiVendor,
   anthropicVendor,
@@ -31,7 +31,7 @@ export class ModelVendors {
     }
   }
 
-  /** Providers served, in the order of DESIGN 2.5. */
+  /** Providers served, in the providers' order. */
   get providers(): ProviderName[] {
     return PROVIDER_NAMES.filter((provider) => this.byProvider.has(provider));
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** DESIGN 2.5 / 2.8: how an output is scored against its gold label. */
+/** docs/api.md#evaluations: how an output is scored against its gold label. */
 export const EVALUATION_METHODS = ['exact', 'contains', 'regex', 'json_equal', 'json_subset'] as const;
 export type EvaluationMethod = (typeof EVALUATION_METHODS)[number];
 /**
@@ -10,7 +10,7 @@ export type EvaluationMethod = (typeof EVALUATION_METHODS)[number];
  */
 export type EvaluationComparison = EvaluationMethod;
 
-/** An evaluation as answered (DESIGN 2.5). */
+/** An evaluation as answered (docs/api.md#evaluations). */
 export interface Evaluation {
   id: string;
   run_id: string;

@@ -6,7 +6,7 @@ import { PROVIDER_NAMES } from '../../ports/provider-names';
 import type { ProviderService } from './provider-service';
 
 const providerParams = z.object({
-  // A plain string here: a name outside the seven is a 400 (DESIGN 2.5), not the router's 404.
+  // A plain string here: a name outside the seven is a 400 (docs/api.md#providers), not the router's 404.
   provider: z.string().meta({ enum: [...PROVIDER_NAMES], description: 'one of the seven provider names' }),
 });
 
@@ -101,7 +101,7 @@ export function providerRoutes(providers: ProviderService): RouteDefinition[] {
       },
       handle: async ({ principal, params }) => {
         if (await providers.delete(principal.accountId, params.provider)) return { status: 200, body: { provider: params.provider } };
-        // SPEC's one error that is an object: {error: {code, message}} instead of {error: string}.
+        // The one error that is an object (docs/api.md#conventions): {error: {code, message}} instead of {error: string}.
         return {
           status: 404,
           body: { error: { code: 'NOT_FOUND', message: `no configuration for provider ${params.provider} in this account` } },

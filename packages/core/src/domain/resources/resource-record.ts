@@ -8,7 +8,7 @@ export const RESOURCE_BLOBS_COLLECTION = 'resource_blobs';
 export const EXTERNAL_STORAGE_TYPES = ['s3', 'gcs', 'azure_blob'] as const;
 export type ExternalStorageType = (typeof EXTERNAL_STORAGE_TYPES)[number];
 
-/** A stored resource, exactly the fields of SPEC 2.1; it is stored as it is answered. */
+/** A stored resource, exactly the fields of docs/api.md#resources; it is stored as it is answered. */
 export interface Resource extends AccountRecord {
   id: string;
   account_id: string;

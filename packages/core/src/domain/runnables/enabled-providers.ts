@@ -1,6 +1,6 @@
 /**
  * The providers an account has enabled: the last resort when deriving `llms[].provider`
- * (DESIGN 2.8). The runnables module binds it to the providers feature when that is loaded, else
+ * (docs/api.md#configurations). The runnables module binds it to the providers feature when that is loaded, else
  * to a list that is always empty; a module loaded earlier may bind its own.
  */
 export const EnabledProviders = Symbol.for('runloom.EnabledProviders');

@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 
 /**
- * JSON Schema (draft 7, SPEC 2.2) for placeholder metadata and tool parameters. One validator
+ * JSON Schema (draft 7, docs/api.md#configurations) for placeholder metadata and tool parameters. One validator
  * instance for the process; `strict: false` because user schemas may carry annotations ajv does
  * not know (`x-…`), which draft 7 allows.
  */

@@ -1,6 +1,6 @@
 import { isProviderName, type ProviderName } from '../../ports/provider-names';
 
-/** Well-known model-name families (DESIGN 2.8); `o1`, `o3-mini`, `o4-mini`, … are OpenAI's. */
+/** Well-known model-name families (docs/api.md#configurations); `o1`, `o3-mini`, `o4-mini`, … are OpenAI's. */
 const MODEL_FAMILIES: [RegExp, ProviderName][] = [
   [/^(gpt-|o\d)/i, 'openai'],
   [/^claude-/i, 'anthropic'],
@@ -15,7 +15,7 @@ export interface ResolvedModel {
 }
 
 /**
- * Which vendor serves `model` (DESIGN 2.8), first found wins: the `provider` given; a
+ * Which vendor serves `model` (docs/api.md#configurations), first found wins: the `provider` given; a
  * `provider/model` prefix naming one of the seven (any other prefix is part of the model name, as
  * in `meta-llama/llama-4`); the model's family; the account's only enabled provider. Undefined
  * when none applies: the caller asks for `provider`.

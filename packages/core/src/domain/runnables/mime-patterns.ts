@@ -1,5 +1,5 @@
 /**
- * MIME type patterns of placeholders (SPEC 2.2): `type/subtype` where `*` is a wildcard, e.g.
+ * MIME type patterns of placeholders (docs/api.md#configurations): `type/subtype` where `*` is a wildcard, e.g.
  * `text/plain`, `image/*`, `application/*+json`, `*\/*`. Parameters (`; charset=…`) are not part
  * of a pattern.
  */

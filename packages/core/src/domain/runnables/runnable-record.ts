@@ -1,7 +1,7 @@
 import type { AccountRecord } from '../storage/repository';
 import type { RunnableConfig, RunnableType } from './config-schema';
 
-/** A runnable as the API answers it: exactly SPEC 2.4's fields, in its order. */
+/** A runnable as the API answers it: exactly the fields of docs/api.md#runnables, in that order. */
 export interface Runnable {
   id: string;
   account_id: string;

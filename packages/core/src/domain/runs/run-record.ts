@@ -1,6 +1,6 @@
 import type { AccountRecord } from '../storage/repository';
 
-/** Run statuses: `queued → running → succeeded | failed | cancelled | timed_out` (DESIGN 2.4). */
+/** Run statuses: `queued → running → succeeded | failed | cancelled | timed_out` (docs/api.md#runs). */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -81,7 +81,7 @@ export interface TraceStep {
   error: RunError | null;
 }
 
-/** The telemetry of one run (DESIGN 2.4): steps and model calls with latencies and tokens. */
+/** The telemetry of one run (docs/api.md#runs): steps and model calls with latencies and tokens. */
 export interface RunTrace {
   steps: TraceStep[];
   model_calls: TraceModelCall[];
@@ -94,7 +94,7 @@ export interface RunnableSnapshot {
   config_content_parsed: Record<string, unknown>;
 }
 
-/** The fields `GET /v1/run/{id}` answers with (DESIGN 2.4), in that order, plus the telemetry `trace`. */
+/** The fields `GET /v1/run/{id}` answers with (docs/api.md#runs), in that order, plus the telemetry `trace`. */
 export interface RunView {
   id: string;
   account_id: string;

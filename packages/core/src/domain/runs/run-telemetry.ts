@@ -5,7 +5,7 @@ import type { RunError, RunRecord, RunTrace, TraceModelCall, TraceStep } from '.
 import { describeFailure } from './run-failure';
 
 /**
- * The telemetry of one run (DESIGN 2.4). When on, every step and model call is recorded into the
+ * The telemetry of one run (docs/api.md#runs). When on, every step and model call is recorded into the
  * run's `trace` and emitted as an OpenTelemetry span through `@opentelemetry/api` (a no-op unless
  * the host registers a tracer provider). When off, nothing is recorded and no span is started.
  */

@@ -22,7 +22,7 @@ const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
 
 /**
- * The account's webhook signing secret (DESIGN 2.4, 2.8): made on first use, rotated on request.
+ * The account's webhook signing secret (docs/api.md#callbacks): made on first use, rotated on request.
  * Callbacks are signed with it in the Standard Webhooks format.
  */
 @injectable()

@@ -8,7 +8,7 @@ import { FileValue, type Scope } from './templates';
 export const MAX_EMBEDDED_BYTES = 32 * 1024 * 1024;
 
 /**
- * The run's embedded resources as placeholder values (DESIGN 2.4): text as text, JSON parsed (it
+ * The run's embedded resources as placeholder values (docs/api.md#configurations): text as text, JSON parsed (it
  * is serialized where a template uses it as text), anything else as a file of its MIME type.
  * The placeholder's declared `type` decides, else the resource's MIME type.
  */
