@@ -31,3 +31,25 @@ export interface Clock {
 export interface Timer {
   cancel(): void;
 }
+
+/**
+ * `Clock.sleep` on a clock's own `setTimeout`, as the guarantee above words it: adapters share it so
+ * each keeps the same abort behaviour.
+ */
+export function sleepOn(clock: Pick<Clock, 'setTimeout'>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      timer.cancel();
+      reject(signal!.reason);
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

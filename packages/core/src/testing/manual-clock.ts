@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../ports/clock';
+import { type Clock, sleepOn, type Timer } from '../ports/clock';
 
 /** A timer a `ManualClock` holds until time reaches it. */
 export interface PendingTimer {
@@ -56,21 +56,7 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = (): void => {
-        timer.cancel();
-        reject(signal!.reason);
-      };
-      const timer = this.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOn(this, ms, signal);
   }
 
   /** Timers set and not yet fired (intervals until cancelled) nor cancelled, soonest first. */

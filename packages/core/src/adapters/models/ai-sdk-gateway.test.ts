@@ -30,7 +30,7 @@ describe('AiSdkModelGateway', () => {
     ...overrides,
   });
 
-  it('has one vendor adapter for each of the seven providers, in the providers' order', () => {
+  it('has one vendor adapter for each of the seven providers, in the documented provider order', () => {
     assert.deepEqual(new ModelVendors().providers, [...PROVIDER_NAMES]);
     assert.deepEqual(PROVIDER_NAMES, ['openai', 'anthropic', 'google', 'azure-openai', 'mistral', 'aws-bedrock', 'groq']);
   });

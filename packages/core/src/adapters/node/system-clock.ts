@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../../ports/clock';
+import { type Clock, sleepOn, type Timer } from '../../ports/clock';
 
 /** The longest delay Node's timers take (2^31 - 1 ms, about 24.8 days); longer ones are waited out in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -47,22 +47,4 @@ export class SystemClock implements Clock {
 
 function delayOf(ms: number): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 0;
-}
-
-function sleepOn(clock: Clock, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      timer.cancel();
-      reject(signal!.reason);
-    };
-    const timer = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
