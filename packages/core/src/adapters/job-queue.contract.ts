@@ -227,17 +227,19 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
     });
 
     it('keeps a job whose worker is alive: the lease is renewed while the attempt runs', async () => {
-      const first = await bed.createQueue({ leaseMs: 150 });
-      const second = await bed.createQueue({ leaseMs: 150 });
+      // The attempt outlasts its lease 2.5 times over. The lease is long enough that a loaded
+      // machine's event-loop stalls (hundreds of ms on a busy CI runner) cannot skip every renewal.
+      const first = await bed.createQueue({ leaseMs: 1000 });
+      const second = await bed.createQueue({ leaseMs: 1000 });
       const runs: string[] = [];
       for (const [label, queue] of [['first', first], ['second', second]] as const) {
         queue.register('long', async () => {
           runs.push(label);
-          await new Promise((resolve) => setTimeout(resolve, 700));
+          await new Promise((resolve) => setTimeout(resolve, 2500));
         });
       }
       await first.enqueue('long', {});
-      await eventually(async () => assert.equal(await first.depth(), 0), 5000);
+      await eventually(async () => assert.equal(await first.depth(), 0), 10_000);
       assert.equal(runs.length, 1, `ran ${runs.join(', ')}`);
     });
 
