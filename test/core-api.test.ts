@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createRunloom, DomainError, type Runloom } from '../packages/core/src/index';
+import { createRunloom, DomainError, isFinished, type Runloom } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
+import { waitUntil } from './support/wait';
 
 /**
  * The whole product through the core API alone, as a Node app embeds it (README "Embedding"): no
@@ -89,12 +90,12 @@ describe('the core API, embedded in a Node app', function () {
     const submitted = await runloom.runs.submit(account, runnable!.id, { resources: [{ name: 'who', resource: resource.id }] });
     assert.equal(submitted.mode, 'async');
     const id = submitted.mode === 'async' ? submitted.id : assert.fail('expected an async run');
-    const deadline = Date.now() + 20_000;
+    // Stop at any final state, so a failed run fails here naming its status rather than timing out.
     let status = (await runloom.runs.get(account, id)).status;
-    while (status !== 'succeeded' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(async () => {
       status = (await runloom.runs.get(account, id)).status;
-    }
+      return isFinished(status);
+    }, `async run ${id} to finish`, 20_000);
     assert.equal(status, 'succeeded');
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { RunRecord } from '../packages/core/src/index';
 import { insertRunRecord } from './fixtures/run-records';
+import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 
 interface Label {
@@ -26,9 +27,11 @@ const OUTPUTS: RunRecord['outputs'] = [
 describe('gold labels (HTTP)', () => {
   // One instance for the file (tokens are slow to mint); each test makes its own runs.
   let app: TestRunloom;
+  // Time moves only when a test says so: an edit lands at a later time than the create without a sleep.
+  const clock = new ManualClock();
 
   before(async () => {
-    app = await startTestRunloom();
+    app = await startTestRunloom({ clock });
   });
 
   after(async () => {
@@ -198,13 +201,14 @@ describe('gold labels (HTTP)', () => {
     it('changes the given fields, keeps the rest and records who changed it', async () => {
       const run = await addRun();
       const label = await createLabel(run.id, { output_resource_name: 'answer', text_value: 'Paris' });
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await clock.advance(5);
       const response = await send(`/v1/run/${run.id}/gold-label/${label.id}`, 'PATCH', { text_value: 'Paris, France' });
       assert.equal(response.status, 200);
       const changed = (await response.json()) as Label;
       assert.equal(changed.text_value, 'Paris, France');
       assert.equal(changed.output_resource_name, 'answer');
       assert.equal(changed.created_at, label.created_at);
+      assert.equal(changed.updated_at, clock.now().toISOString());
       assert.ok(changed.updated_at > label.updated_at);
       assert.equal(changed.updated_by, await clientIdOf());
       assert.deepEqual(await (await app.request(`/v1/run/${run.id}/gold-label/${label.id}`)).json(), changed);

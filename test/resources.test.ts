@@ -3,8 +3,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Database, type Resource } from '../packages/core/src/index';
+import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { startTestServer, type TestServer } from './support/server';
+import { waitUntil } from './support/wait';
 
 const RECORD_FIELDS = [
   'id',
@@ -100,9 +102,12 @@ async function errorOf(response: Response, status: number): Promise<{ error: str
 
 describe('Resources (HTTP)', () => {
   let app: TestRunloom;
+  // Stamps come from this clock, so a test can assert them exactly rather than against the system time.
+  let clock: ManualClock;
 
   beforeEach(async () => {
-    app = await startTestRunloom({ uploadLimitBytes: UPLOAD_LIMIT, metricsToken: METRICS_TOKEN });
+    clock = new ManualClock();
+    app = await startTestRunloom({ uploadLimitBytes: UPLOAD_LIMIT, metricsToken: METRICS_TOKEN, clock });
   });
   afterEach(async () => {
     await app.close();
@@ -111,7 +116,6 @@ describe('Resources (HTTP)', () => {
   describe('upload', () => {
     it('stores a multipart upload with fields before the file, and answers exactly the documented record', async () => {
       const bytes = bytesOf(300_000);
-      const before = Date.now();
       const resource = await created(
         await uploadForm(app, [
           ['name', 'report.pdf'],
@@ -141,7 +145,7 @@ describe('Resources (HTTP)', () => {
       assert.equal(resource.created_by, null);
       assert.equal(resource.storage_bucket, 'local');
       assert.ok(resource.storage_key.includes(resource.sha256));
-      assert.ok(Date.parse(resource.created_at) >= before - 1 && resource.created_at.endsWith('Z'));
+      assert.equal(resource.created_at, clock.now().toISOString());
       assert.equal(resource.updated_at, resource.created_at);
       assert.deepEqual(blobFiles(app), [path.normalize(resource.storage_key)]);
 
@@ -787,7 +791,8 @@ describe('Resources over a real node:http server', () => {
     } as RequestInit).catch((error: unknown) => error);
     // The server may answer and close before the client has sent everything: either way no 2xx.
     if (upload instanceof Response) await errorOf(upload, 413);
-    for (let waited = 0; tempFiles(server).length > 0 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    // The server may answer before it has dropped the partial upload: wait for its temp file to go.
+    await waitUntil(() => tempFiles(server).length === 0, 'the refused upload\'s temp file to be removed');
     assert.equal(blobFiles(server).length, before);
     assert.deepEqual(tempFiles(server), []);
   });

@@ -4,6 +4,7 @@ import { Database, type WriteOp } from '../packages/core/src/ports/database';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { createRunnable, promptConfig, submit, useFakeVendor, waitForRun, type Json } from './support/runs';
+import { waitUntil } from './support/wait';
 
 /**
  * Storage cost of one run, pinned: every `Database.write` is a durable commit (an fsync on the
@@ -49,10 +50,7 @@ describe('durable writes of one run', function () {
     const id = ((await response.json()) as Json).id as string;
     assert.equal((await waitForRun(t, id)).status, 'succeeded');
     // The job's end may land a moment after the run reads as finished; the queue then holds nothing.
-    for (let waited = 0; (await store.count('jobs', { kind: 'run.execute' })) > 0; waited += 10) {
-      assert.ok(waited < 5000, 'the run job did not end');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitUntil(async () => (await store.count('jobs', { kind: 'run.execute' })) === 0, 'the run job to end');
     return writes.map((ops) => ops.map((op) => `${op.collection}/${op.op}`));
   }
 

@@ -39,7 +39,7 @@ export async function databaseJobQueueTestBed(store: SharedStore): Promise<JobQu
       await database.migrate(contractMigrations);
       const queue = new DatabaseJobQueue({
         database,
-        clock: new SystemClock(),
+        clock: options.clock ?? new SystemClock(),
         ids: new UuidV7Generator(),
         logger: quietLogger,
         leaseMs: options.leaseMs ?? 5000,

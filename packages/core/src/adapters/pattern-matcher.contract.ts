@@ -21,9 +21,8 @@ export function describePatternMatcherContract(name: string, create: () => Patte
     });
 
     it('stops a catastrophically backtracking pattern at the bound and keeps working afterwards', async () => {
-      const started = Date.now();
-      await assert.rejects(matcher.match('^(a+)+$', `${'a'.repeat(40)}!`, { timeoutMs: 200 }), PatternTimeoutError);
-      assert.ok(Date.now() - started < 3000, 'bounded');
+      // Stopped by its own bound, not measured against the wall clock: a match that ran on would hang the test.
+      await assert.rejects(matcher.match('^(a+)+$', `${'a'.repeat(40)}!`, { timeoutMs: 200 }), (error) => error instanceof PatternTimeoutError && error.timeoutMs === 200);
       assert.deepEqual(await matcher.match('a+', 'baa'), { match: { text: 'aa', index: 1 } });
     });
 

@@ -47,17 +47,26 @@ describe('databaseUrl: postgres://', function () {
 
   it('shares the work between instances on one database: each job runs exactly once', async () => {
     const [left, right] = await Promise.all([start(), start()]);
+    const jobs = 40;
     const runs = new Map<string, string[]>();
+    let allRan = (): void => {};
+    const everyJobRan = new Promise<void>((resolve) => (allRan = resolve));
     for (const [name, runloom] of [['left', left!], ['right', right!]] as const) {
       runloom.container.get<JobQueue>(JobQueue).register('shared', async (_payload, context) => {
         runs.set(context.jobId, [...(runs.get(context.jobId) ?? []), name]);
+        if (runs.size === jobs) allRan();
+        // A little work, so that both instances hold jobs at once.
         await new Promise((resolve) => setTimeout(resolve, 20));
       }, { concurrency: 2 });
     }
     const enqueued = await Promise.all(
-      Array.from({ length: 40 }, (_, n) => (n % 2 ? left! : right!).container.get<JobQueue>(JobQueue).enqueue('shared', { n })),
+      Array.from({ length: jobs }, (_, n) => (n % 2 ? left! : right!).container.get<JobQueue>(JobQueue).enqueue('shared', { n })),
     );
-    for (let waited = 0; runs.size < enqueued.length && waited < 20_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`only ${runs.size} of ${jobs} jobs ran within 20 s`)), 20_000);
+    });
+    await Promise.race([everyJobRan, bound]).finally(() => clearTimeout(timer));
     assert.equal(runs.size, enqueued.length);
     assert.deepEqual([...runs.values()].filter((workers) => workers.length !== 1), []);
     const workers = new Set([...runs.values()].flat());

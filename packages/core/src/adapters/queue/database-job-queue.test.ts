@@ -59,16 +59,17 @@ describe('DatabaseJobQueue', () => {
       },
     });
     const queue = queueOn(counting);
-    let done = 0;
+    let ran = (): void => {};
+    const hasRun = new Promise<void>((resolve) => (ran = resolve));
     queue.register('count', async () => {
-      done += 1;
+      ran();
     }, { concurrency: 1 });
     await queue.start();
     await queue.enqueue('count', {});
-    while (done < 1) await new Promise((resolve) => setTimeout(resolve, 5));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await hasRun;
+    // Stopping waits for the attempt to end (its delete written) and writes nothing itself.
+    await queue.stop(10_000);
     assert.equal(writes, 2, 'insert (already claimed) + delete');
-    await queue.stop(0);
   });
 
   it('rejects a retry policy it cannot follow, and a second handler for a kind', async () => {
