@@ -88,3 +88,19 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
+
+/** A prompt runnable's configuration that the benches create and list (one input, one model). */
+export const BENCH_RUNNABLE_CONFIG = [
+  'type: prompt',
+  'prompt:',
+  '  system: You summarise the input in one sentence.',
+  '  messages:',
+  '    - role: user',
+  '      content: "{{text}}"',
+  'inputs:',
+  '  - name: text',
+  '    mime_types: [text/plain]',
+  'llms:',
+  '  - model: gpt-4o-mini',
+  '',
+].join('\n');

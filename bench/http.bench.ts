@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, fetchToken, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, fetchToken, startChildServer, BENCH_RUNNABLE_CONFIG as RUNNABLE_CONFIG } from './child-server';
 
 /**
  * HTTP throughput of `runloom serve` (the built CLI, in its own process, with request logging on)
@@ -24,21 +24,6 @@ const WARMUP_S = 2;
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CLIENT = { account: 'acct-bench', id: 'bench-client', secret: 'bench-secret-0123456789' };
 const LISTED_RUNNABLES = 5;
-/** USER_HZ: the unit of /proc/PID/stat times, 100 on every Linux we run on. */
-const RUNNABLE_CONFIG = [
-  'type: prompt',
-  'prompt:',
-  '  system: You summarise the input in one sentence.',
-  '  messages:',
-  '    - role: user',
-  '      content: "{{text}}"',
-  'inputs:',
-  '  - name: text',
-  '    mime_types: [text/plain]',
-  'llms:',
-  '  - model: gpt-4o-mini',
-  '',
-].join('\n');
 
 /** The bare baseline: node:http answering GET with the list's bytes and POST with a 201 echo. */
 const BARE_SERVER = `

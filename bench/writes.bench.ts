@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, fetchToken, median, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, fetchToken, median, startChildServer, BENCH_RUNNABLE_CONFIG as RUNNABLE_CONFIG } from './child-server';
 
 /**
  * Acknowledged durable creates (`POST /v1/runnables` answered 201) through `runloom serve` (the
@@ -34,20 +34,6 @@ const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLO
 /** Which stores to measure: `embedded`, `postgres` or both (default). */
 const STORES = (process.env.BENCH_WRITES_STORES ?? 'embedded,postgres').split(',');
 const CLIENT = { account: 'acct-bench', id: 'bench-client', secret: 'bench-secret-0123456789' };
-const RUNNABLE_CONFIG = [
-  'type: prompt',
-  'prompt:',
-  '  system: You summarise the input in one sentence.',
-  '  messages:',
-  '    - role: user',
-  '      content: "{{text}}"',
-  'inputs:',
-  '  - name: text',
-  '    mime_types: [text/plain]',
-  'llms:',
-  '  - model: gpt-4o-mini',
-  '',
-].join('\n');
 const BODY = JSON.stringify({ name: 'bench create', tags: ['bench'], config_content: RUNNABLE_CONFIG });
 
 /** The bare embedded baseline: every body appended to a log, acknowledged after a shared fdatasync. */
