@@ -7,6 +7,7 @@ import { Clock, Logger } from '../packages/core/src/index';
 import { SystemClock } from '../packages/core/src/node';
 import { listen } from '../packages/server-adapter/src/serve';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
+import { startCallbackReceiver } from './support/callback-sink';
 import { createAccountRecords } from './support/account-records';
 import { startTestRunloom, TEST_ORIGIN, type TestRunloom } from './support/harness';
 import {
@@ -106,22 +107,6 @@ class ShiftableClock extends SystemClock {
   override now(): Date {
     return new Date(Date.now() + this.offsetMs);
   }
-}
-
-/** Receives run callbacks on loopback and answers 200. */
-async function startCallbackReceiver(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((request, response) => {
-    request.resume();
-    request.on('end', () => response.end('ok'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 describe('no input produces a 5xx (every route, hostile input)', function () {

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { listen, type ListeningServer } from '../packages/server-adapter/src/serve';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
+import { startCallbackReceiver } from './support/callback-sink';
 import { createAccountRecords } from './support/account-records';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { hostileQueryValues, hostileSegments, MALFORMED_JSON, WRONG_TOP_LEVEL } from './support/hostile-inputs';
@@ -56,22 +55,6 @@ interface Answer {
   status: number;
   contentType: string;
   text: string;
-}
-
-/** Receives run callbacks on loopback: generated callback URLs must not reach the internet. */
-async function startCallbackReceiver(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((request, response) => {
-    request.resume();
-    request.on('end', () => response.end('ok'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 /** A request as a failure report shows it: long values cut short. */

@@ -84,3 +84,19 @@ export class CallbackSink {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/** Receives run callbacks on loopback and answers 200 to each: for tests whose callback URLs must not reach the internet. */
+export async function startCallbackReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.end('ok'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
