@@ -1,20 +1,7 @@
 import assert from 'node:assert/strict';
-import type { Logger } from '../ports/logger';
+import { RecordingLogger } from '../testing/recording-logger';
 import type { MetricLabels as Labels, Metrics } from '../ports/metrics';
 import { RequestLog } from './request-log';
-
-class RecordingLogger implements Logger {
-  readonly lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
-  info(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'info', fields, message });
-  }
-  warn(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'warn', fields, message });
-  }
-  error(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'error', fields, message });
-  }
-}
 
 /** Counts what is incremented, as `name{label=value,…}` → total. */
 class CountingMetrics implements Metrics {

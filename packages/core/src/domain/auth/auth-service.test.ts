@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { RecordingLogger } from '../../testing/recording-logger';
 import { base64url, decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { MemoryDatabase } from '../../adapters/memory/memory-database';
 import { AesGcmSecretBox } from '../../adapters/node/aes-gcm-secret-box';
@@ -32,19 +33,6 @@ const config: RunloomConfig = { ...defaultConfig, tokenTtlSeconds: 600 };
 // A cheap cost keeps these tests fast; the default cost is pinned in the adapter's own tests.
 const hasher = new ScryptPasswordHasher({ logN: 10, r: 8, p: 1 });
 const secretBox = new AesGcmSecretBox(new Uint8Array(32).fill(7));
-
-class RecordingLogger implements Logger {
-  readonly lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
-  info(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'info', fields, message });
-  }
-  warn(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'warn', fields, message });
-  }
-  error(fields: Record<string, unknown>, message: string): void {
-    this.lines.push({ level: 'error', fields, message });
-  }
-}
 
 async function startAuth(database: Database, clock: ManualClock, logger: Logger = new RecordingLogger()) {
   const keys = new SigningKeyRing(database, secretBox, clock, config);
