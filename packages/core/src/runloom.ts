@@ -21,6 +21,8 @@ import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 import { webhooksModule } from './domain/webhooks/webhooks-module';
+import { WorkspaceService } from './domain/workspaces/workspace-service';
+import { workspacesModule } from './domain/workspaces/workspaces-module';
 import type { ConnectionInfo, Exchange } from './http/exchange';
 import { httpModule } from './http/http-module';
 import type { Answer } from './http/http-result';
@@ -52,6 +54,7 @@ const featureModules: ContainerModule[] = [
   evaluationsModule,
   runnablesModule,
   modelsModule,
+  workspacesModule,
 ];
 
 /**
@@ -106,6 +109,11 @@ export class Runloom {
   /** Runs: submit (async or sync), read, list, cancel. */
   get runs(): RunService {
     return this.container.get<RunService>(RunService);
+  }
+
+  /** Workspaces: records, their files, their lifecycle. */
+  get workspaces(): WorkspaceService {
+    return this.container.get<WorkspaceService>(WorkspaceService);
   }
 
   /**

@@ -13,3 +13,4 @@ export * from './http-client';
 export * from './pattern-matcher';
 export * from './model-gateway';
 export * from './metrics';
+export * from './workspace-file-system';
