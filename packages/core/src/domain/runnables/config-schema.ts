@@ -1,6 +1,7 @@
-import { isCollection, isNode, isPair, LineCounter, parseDocument, stringify, type Document } from 'yaml';
+import { LineCounter, parseDocument, stringify, type Document } from 'yaml';
 import { z } from 'zod';
 import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
+import { locateYamlPath as locate, yamlDepthOver } from '../input/yaml-document';
 import { compileJsonSchema } from './json-schema';
 import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';
@@ -418,18 +419,6 @@ function issueMessage(issue: { code?: string; input?: unknown }): string | undef
   return issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined;
 }
 
-/** The position of the deepest node of `path` that exists in the text. */
-function locate(document: Document, lineCounter: LineCounter, path: Path): { line: number; column: number } | Record<string, never> {
-  for (let depth = path.length; depth >= 0; depth--) {
-    const node = depth === 0 ? document.contents : document.getIn(path.slice(0, depth), true);
-    if (isNode(node) && node.range) {
-      const { line, col } = lineCounter.linePos(node.range[0]);
-      return { line, column: col };
-    }
-  }
-  return {};
-}
-
 function inputNames(config: RunnableConfig): Set<string> {
   return new Set((config.inputs ?? []).map((input) => input.name));
 }
@@ -492,22 +481,6 @@ function deriveLlms(llms: LlmConfig[], path: Path, resolve: ResolveModel, report
 
 function missingProviderMessage(model: string): string {
   return `set provider: the vendor of model '${model}' cannot be inferred; name one of ${PROVIDER_NAMES.join(', ')} (or write provider/model)`;
-}
-
-/** Whether the YAML node tree nests collections more than `limit` deep, walked without recursion. */
-function yamlDepthOver(root: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[root, 0]];
-  while (pending.length > 0) {
-    const [node, depth] = pending.pop()!;
-    if (isPair(node)) {
-      pending.push([node.key, depth], [node.value, depth]);
-      continue;
-    }
-    if (!isCollection(node)) continue;
-    if (depth + 1 > limit) return true;
-    for (const item of node.items) pending.push([item, depth + 1]);
-  }
-  return false;
 }
 
 /** Template strings of a value, with their paths: every string, at any depth. */
