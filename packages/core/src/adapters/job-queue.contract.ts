@@ -56,8 +56,8 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       assert.equal(seen[0]!.context.jobId, id);
       assert.equal(seen[0]!.context.attempt, 1);
       assert.equal(seen[0]!.context.signal.aborted, false);
+      // Depth 0: the job has ended in the store, so no further attempt can come.
       await eventually(async () => assert.equal(await queue.depth(), 0));
-      await settle(150);
       assert.equal(seen.length, 1);
     });
 
@@ -96,45 +96,45 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       assert.equal(new Set(enqueued).size, 240);
       await eventually(() => assert.equal(runs.size, 240), 20_000);
       await eventually(async () => assert.equal(await producer.depth(), 0));
-      await settle(200);
       assert.deepEqual([...runs.values()].filter((count) => count !== 1), [], 'no job ran twice');
       assert.deepEqual([...runs.keys()].sort(), [...enqueued].sort());
       assert.ok(byWorker.filter((count) => count > 0).length >= 2, `work was shared: ${byWorker.join(', ')}`);
     });
 
     it('retries a throwing job with doubling backoff, then succeeds', async () => {
-      const queue = await bed.createQueue();
+      const clock = new ManualClock();
+      const queue = await bed.createQueue({ clock });
       const attempts: { attempt: number; at: number }[] = [];
       queue.register('flaky', async (_payload, context) => {
-        attempts.push({ attempt: context.attempt, at: Date.now() });
+        attempts.push({ attempt: context.attempt, at: clock.now().getTime() });
         if (context.attempt < 3) throw new Error(`attempt ${context.attempt} failed`);
       });
       await queue.enqueue('flaky', {}, { retry: { maxAttempts: 5, initialBackoffMs: 80, jitter: 0 } });
-      await eventually(() => assert.equal(attempts.length, 3));
+      await eventually(() => assert.equal(attempts.length, 1));
+      await runNextDelayed(clock, () => attempts.length === 2);
+      await runNextDelayed(clock, () => attempts.length === 3);
       await eventually(async () => assert.equal(await queue.depth(), 0));
       assert.deepEqual(attempts.map((entry) => entry.attempt), [1, 2, 3]);
-      const first = attempts[1]!.at - attempts[0]!.at;
-      const second = attempts[2]!.at - attempts[1]!.at;
-      assert.ok(first >= 75, `first backoff ${first} ms ≥ 80`);
-      assert.ok(second >= 155, `second backoff ${second} ms ≥ 160 (doubled)`);
-      await settle(200);
-      assert.equal(attempts.length, 3);
+      assert.deepEqual(gapsOf(attempts.map((entry) => entry.at)), [80, 160], 'the backoff doubles');
     });
 
     it('caps the backoff at maxBackoffMs and keeps jitter within its bounds', async () => {
-      const queue = await bed.createQueue();
+      const clock = new ManualClock();
+      const queue = await bed.createQueue({ clock });
       const times: number[] = [];
       queue.register('capped', async () => {
-        times.push(Date.now());
+        times.push(clock.now().getTime());
         throw new Error('always');
       });
       await queue.enqueue('capped', {}, { retry: { maxAttempts: 4, initialBackoffMs: 60, maxBackoffMs: 100, jitter: 0.2 } });
-      await eventually(() => assert.equal(times.length, 4));
-      const gaps = times.slice(1).map((at, index) => at - times[index]!);
+      await eventually(() => assert.equal(times.length, 1));
+      for (let attempt = 2; attempt <= 4; attempt += 1) await runNextDelayed(clock, () => times.length === attempt);
+      const gaps = gapsOf(times);
       // Nominal delays 60, 100 (capped from 120), 100 (capped from 240); ±20 % jitter.
-      assert.ok(gaps[0]! >= 47, `gap ${gaps[0]}`);
-      assert.ok(gaps[1]! >= 79 && gaps[2]! >= 79, `gaps ${gaps.join(', ')}`);
-      assert.ok(gaps[2]! < 240 * 0.8, `the third delay is capped: ${gaps[2]} ms`);
+      assert.ok(gaps[0]! >= 48 && gaps[0]! <= 72, `first gap ${gaps[0]} ms within 60 ± 20 %`);
+      for (const gap of gaps.slice(1)) assert.ok(gap >= 80 && gap <= 120, `gaps ${gaps.join(', ')}: capped at 100 ± 20 %`);
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+      assert.equal(times.length, 4, 'no attempt past maxAttempts');
     });
 
     it('gives up after maxAttempts; a job without a retry policy gets one attempt', async () => {
@@ -148,7 +148,6 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       const single = await queue.enqueue('doomed', {});
       await eventually(() => assert.deepEqual(attempts.get(limited), [1, 2, 3]));
       await eventually(async () => assert.equal(await queue.depth(), 0), 3000);
-      await settle(200);
       assert.deepEqual(attempts.get(limited), [1, 2, 3]);
       assert.deepEqual(attempts.get(single), [1]);
     });
@@ -265,7 +264,8 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       assert.equal(await right.enqueue('once', 4, { key: 'order-7' }), ids[0], 'same id while it runs');
       assert.notEqual(await right.enqueue('other-kind', 5, { key: 'order-7' }), ids[0], 'keys are scoped by kind');
       unblock();
-      await settle(200);
+      // Depth 1: the keyed job has ended, and only the other kind's job (no handler) still waits.
+      await eventually(async () => assert.equal(await left.depth(), 1));
       assert.equal(runs.length, 1);
     });
 
@@ -283,18 +283,17 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
     });
 
     it('holds a job until runAt', async () => {
-      const queue = await bed.createQueue();
+      const clock = new ManualClock();
+      const queue = await bed.createQueue({ clock });
       const ran: number[] = [];
       queue.register('later', async () => {
-        ran.push(Date.now());
+        ran.push(clock.now().getTime());
       });
-      const runAt = new Date(Date.now() + 300);
+      const runAt = new Date(clock.now().getTime() + 300);
       await queue.enqueue('later', {}, { runAt });
-      await settle(150);
-      assert.deepEqual(ran, []);
       assert.equal(await queue.depth(), 1);
-      await eventually(() => assert.equal(ran.length, 1), 3000);
-      assert.ok(ran[0]! >= runAt.getTime() - 5, `ran ${runAt.getTime() - ran[0]!} ms early`);
+      await runNextDelayed(clock, () => ran.length === 1);
+      assert.deepEqual(ran, [runAt.getTime()], 'ran when runAt came, not before');
     });
 
     it('limits attempts running at once per kind, without holding back other kinds', async () => {
@@ -326,7 +325,6 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       const queue = await bed.createQueue();
       await queue.enqueue('unclaimed', { n: 1 });
       await queue.enqueue('unclaimed', { n: 2 });
-      await settle(150);
       assert.equal(await queue.depth(), 2);
       const other = await bed.createQueue();
       const seen: unknown[] = [];
@@ -338,7 +336,8 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
     });
 
     it('cancel aborts the running attempt and drops the job; a cancelled waiting job never runs', async () => {
-      const queue = await bed.createQueue();
+      const clock = new ManualClock();
+      const queue = await bed.createQueue({ clock });
       const attempts: number[] = [];
       let abortReason: unknown;
       queue.register('cancellable', async (_payload, context) => {
@@ -352,68 +351,82 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       await queue.cancel(running);
       await eventually(() => assert.ok(abortReason !== undefined, 'the attempt was aborted'));
 
-      const waiting = await queue.enqueue('cancellable', {}, { runAt: new Date(Date.now() + 150) });
+      const waiting = await queue.enqueue('cancellable', {}, { runAt: new Date(clock.now().getTime() + 150) });
       await queue.cancel(waiting);
       await queue.cancel('no-such-job');
-      await settle(400);
+      // Depth 0: both jobs are gone from the store, so neither can run again, whenever it was due.
+      await eventually(async () => assert.equal(await queue.depth(), 0));
+      await clock.advance(1000);
       assert.deepEqual(attempts, [1], 'neither retried nor started');
-      assert.equal(await queue.depth(), 0);
     });
 
     it('cancel from another instance aborts the attempt where it runs', async () => {
       const worker = await bed.createQueue({ leaseMs: 150 });
       const other = await bed.createQueue({ leaseMs: 150 });
       let aborted = false;
+      let started = false;
       worker.register('remote', async (_payload, context) => {
+        started = true;
         await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
         aborted = true;
       });
       const id = await worker.enqueue('remote', {});
-      await settle(50);
+      await eventually(() => assert.equal(started, true));
       await other.cancel(id);
       await eventually(() => assert.equal(aborted, true), 3000);
       assert.equal(await other.depth(), 0);
     });
 
     it('stop waits for running attempts to finish and takes no new jobs until started again', async () => {
-      const queue = await bed.createQueue();
+      const clock = new ManualClock();
+      const queue = await bed.createQueue({ clock });
+      const started: unknown[] = [];
       const finished: unknown[] = [];
+      let release = (): void => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
       queue.register('steady', async (payload) => {
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        started.push(payload);
+        await gate;
         finished.push(payload);
       });
       await queue.enqueue('steady', 'in flight');
-      await settle(30);
-      const stopping = Date.now();
-      await queue.stop(5000);
-      assert.ok(Date.now() - stopping >= 100, 'stop waited for the attempt');
-      assert.deepEqual(finished, ['in flight']);
+      await eventually(() => assert.deepEqual(started, ['in flight']));
+      const stopping = queue.stop(5000);
+      // Stop waits on its grace period's timer for the attempt; time never reaches it here.
+      await clock.timerSet((timer) => timer.delayMs === 5000);
+      release();
+      await stopping;
+      assert.deepEqual(finished, ['in flight'], 'stop returned once the attempt had finished');
       assert.equal(queue.running, false);
+      assert.deepEqual(clock.pending, [], 'a stopped queue keeps no timer that could wake it');
 
       await queue.enqueue('steady', 'while stopped');
-      await settle(250);
-      assert.deepEqual(finished, ['in flight']);
       assert.equal(await queue.depth(), 1);
       await queue.start();
       await eventually(() => assert.deepEqual(finished, ['in flight', 'while stopped']), 3000);
+      assert.deepEqual(started, ['in flight', 'while stopped'], 'the job enqueued while stopped ran once, after the start');
     });
 
     it('stop aborts attempts still running after the grace period; the job is offered again', async () => {
-      const queue = await bed.createQueue();
+      const clock = new ManualClock();
+      const queue = await bed.createQueue({ clock });
       const attempts: { attempt: number; abortedAfter?: number }[] = [];
       queue.register('slow-to-stop', async (_payload, context) => {
         const entry: { attempt: number; abortedAfter?: number } = { attempt: context.attempt };
         attempts.push(entry);
         if (context.attempt > 1) return;
-        const began = Date.now();
+        const began = clock.now().getTime();
         await new Promise<void>((resolve) => context.signal.addEventListener('abort', () => resolve()));
-        entry.abortedAfter = Date.now() - began;
+        entry.abortedAfter = clock.now().getTime() - began;
         throw context.signal.reason;
       });
       await queue.enqueue('slow-to-stop', {});
       await eventually(() => assert.equal(attempts.length, 1));
-      await queue.stop(100);
-      assert.ok(attempts[0]!.abortedAfter !== undefined && attempts[0]!.abortedAfter >= 80, 'aborted after the grace period');
+      const stopping = queue.stop(100);
+      await clock.timerSet((timer) => timer.delayMs === 100);
+      assert.equal(attempts[0]!.abortedAfter, undefined, 'not aborted before the grace period');
+      await clock.advanceUntil(stopping, 100);
+      assert.equal(attempts[0]!.abortedAfter, 100, 'aborted when the grace period ended');
       assert.equal(await queue.depth(), 1, 'the job is kept');
       await queue.start();
       await eventually(() => assert.deepEqual(attempts.map((entry) => entry.attempt), [1, 2]), 3000);
@@ -431,7 +444,6 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       await queue.enqueue('note', { id: 'n1' });
       await eventually(async () => assert.deepEqual(await bed.readNote('n1'), { id: 'n1', state: 'done' }));
       assert.equal(await queue.depth(), 0);
-      await settle(150);
       assert.deepEqual(ran, [1]);
     });
 
@@ -473,7 +485,6 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       await assert.rejects(queue.enqueue('with', 'c', { with: [note('a')] }), DuplicateIdError);
       release();
       await eventually(async () => assert.equal(await queue.depth(), 0));
-      await settle(150);
       assert.deepEqual(seen, ['a']);
     });
 
@@ -507,4 +518,19 @@ async function eventually(check: () => void | Promise<void>, timeoutMs = 2000): 
 
 function settle(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Moves `clock` exactly to the due time of the next delayed job's timer (a retry's backoff, a
+ * `runAt`), which the queue sets the moment it learns of the job, then waits until `happened`:
+ * the attempt runs at that instant of the clock, so a test can assert exact delays.
+ */
+async function runNextDelayed(clock: ManualClock, happened: () => boolean): Promise<void> {
+  const timer = await clock.timerSet();
+  await clock.advance(timer.dueMs - clock.now().getTime());
+  await eventually(() => assert.ok(happened(), 'the delayed attempt ran when its timer fired'));
+}
+
+function gapsOf(times: number[]): number[] {
+  return times.slice(1).map((at, index) => at - times[index]!);
 }
