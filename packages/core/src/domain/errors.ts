@@ -22,6 +22,8 @@ export const DomainErrorCodes = defineErrorCodes({
   PAYLOAD_TOO_LARGE: 'the body is too large',
   RATE_LIMITED: 'too many requests',
   UNAVAILABLE: 'the service is not ready',
+  /** This server lacks a program the operation needs (e.g. LibreOffice); the message says what to install. */
+  NOT_IMPLEMENTED: 'not available on this server',
 });
 
 export type DomainErrorCode = keyof typeof DomainErrorCodes;
@@ -87,6 +89,9 @@ export class DomainError extends Error {
   }
   static unavailable(message: string): DomainError {
     return new DomainError('UNAVAILABLE', message);
+  }
+  static notImplemented(message: string): DomainError {
+    return new DomainError('NOT_IMPLEMENTED', message);
   }
 }
 

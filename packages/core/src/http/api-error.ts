@@ -23,7 +23,7 @@ export const ErrorCodes = {
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'range not satisfiable' },
   RATE_LIMITED: { status: 429, message: domain.RATE_LIMITED },
   INTERNAL: { status: 500, message: 'internal error' },
-  NOT_IMPLEMENTED: { status: 501, message: 'not available on this server' },
+  NOT_IMPLEMENTED: { status: 501, message: domain.NOT_IMPLEMENTED },
   UNAVAILABLE: { status: 503, message: domain.UNAVAILABLE },
 } as const satisfies Record<string, { status: number; message: string }> & Record<DomainErrorCode, unknown>;
 

@@ -26,8 +26,7 @@ export class AesGcmSecretBox implements SecretBox {
 
   /** Uses `config.secretKey`, else the key in `<dataDir>/secret.key` (generated on first use). */
   static async fromConfig(config: Pick<RunloomConfig, 'secretKey' | 'dataDir'>): Promise<AesGcmSecretBox> {
-    const key = config.secretKey !== undefined ? decodeSecretKey(config.secretKey, 'secretKey') : await loadOrCreateKeyFile(config.dataDir);
-    return new AesGcmSecretBox(key);
+    return new AesGcmSecretBox(await loadSecretKey(config));
   }
 
   async seal(plaintext: string): Promise<string> {
@@ -54,6 +53,14 @@ export class AesGcmSecretBox implements SecretBox {
       throw new SecretKeyMismatchError('sealed value failed authentication: it was changed or sealed with another key');
     }
   }
+}
+
+/**
+ * The instance's secret key: `config.secretKey`, else the key in `<dataDir>/secret.key` (generated
+ * on first use). Encryption (`AesGcmSecretBox`) and URL signing (`HmacMessageSigner`) start from it.
+ */
+export async function loadSecretKey(config: Pick<RunloomConfig, 'secretKey' | 'dataDir'>): Promise<Buffer> {
+  return config.secretKey !== undefined ? decodeSecretKey(config.secretKey, 'secretKey') : loadOrCreateKeyFile(config.dataDir);
 }
 
 /** Decodes a 32-byte key given as base64 (standard or url-safe alphabet), or says what is wrong. */
