@@ -119,6 +119,8 @@ export type ModelFinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filt
 
 export type ModelStreamEvent =
   | { type: 'text-delta'; text: string }
+  /** The model's visible reasoning (thinking blocks), when the vendor streams it. */
+  | { type: 'reasoning-delta'; text: string }
   | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'finish'; finishReason: ModelFinishReason; usage: ModelUsage; object?: unknown }
   | { type: 'error'; error: ModelCallError };

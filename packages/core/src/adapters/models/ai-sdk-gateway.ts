@@ -136,6 +136,9 @@ export class AiSdkModelGateway implements ModelGateway {
           case 'text-delta':
             if (part.text !== '') yield { type: 'text-delta', text: part.text };
             break;
+          case 'reasoning-delta':
+            if (part.text !== '') yield { type: 'reasoning-delta', text: part.text };
+            break;
           case 'tool-call':
             yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input };
             break;
