@@ -1,18 +1,40 @@
 import assert from 'node:assert/strict';
 import type { BusEvent, EventBus } from '../ports/event-bus';
 
+/** A fresh, empty bus for one test, and what a durable or shared adapter can do beyond it. */
+export interface EventBusTestBed {
+  bus: EventBus;
+  /**
+   * Durable adapters (`DurableEventBus`): closes `bus` and its store, and opens a new bus on the same
+   * store, as a restart of the process would.
+   */
+  reopen?(): Promise<EventBus>;
+  /** Adapters whose store several instances share: one more bus on the same store, open beside `bus`. */
+  another?(): Promise<EventBus>;
+  /** Called after every bus of the test is closed. */
+  cleanup?(): Promise<void>;
+}
+
 /**
  * The one contract every `EventBus` adapter passes. `createBus` returns a fresh, empty bus that
  * keeps `backlogPerTopic` events per topic for replay. Delivery may be asynchronous: assertions wait.
+ * The cases of durable and shared stores run when the test bed offers `reopen` and `another`.
  */
-export function describeEventBusContract(name: string, createBus: (options: { backlogPerTopic: number }) => Promise<EventBus>): void {
+export function describeEventBusContract(name: string, createBus: (options: { backlogPerTopic: number }) => Promise<EventBusTestBed>): void {
   describe(`EventBus contract: ${name}`, () => {
+    let bed: EventBusTestBed;
     let bus: EventBus;
+    /** Buses the test opened besides `bus` (`another`). */
+    let others: EventBus[];
     beforeEach(async () => {
-      bus = await createBus({ backlogPerTopic: 5 });
+      bed = await createBus({ backlogPerTopic: 5 });
+      bus = bed.bus;
+      others = [];
     });
     afterEach(async () => {
+      for (const other of others) await other.close();
       await bus.close();
+      await bed.cleanup?.();
     });
 
     function collect<T>(topic: string, options?: { after?: number }): { events: BusEvent<T>[]; seqs: () => number[] } {
@@ -142,6 +164,50 @@ export function describeEventBusContract(name: string, createBus: (options: { ba
       await bus.publish('t', 2);
       await eventually(() => assert.deepEqual(witness.seqs(), [2]));
       assert.deepEqual(events, [1]);
+    });
+
+    it('after a restart, replays the retained events and numbers on from the last one (durable adapters)', async function () {
+      if (!bed.reopen) this.skip();
+      for (let n = 1; n <= 7; n += 1) await bus.publish('t', n);
+      await bus.publish('u', 'u1');
+      bus = await bed.reopen!();
+      const all = collect<number>('t', { after: 0 });
+      const missed = collect<number>('t', { after: 5 });
+      await eventually(() => {
+        assert.deepEqual(all.seqs(), [3, 4, 5, 6, 7], 'the backlog of 5, kept across the restart');
+        assert.deepEqual(missed.seqs(), [6, 7]);
+      });
+      assert.deepEqual(all.events.map((event) => event.data), [3, 4, 5, 6, 7]);
+      assert.equal((await bus.publish('t', 8)).seq, 8);
+      assert.equal((await bus.publish('u', 'u2')).seq, 2);
+      await eventually(() => assert.deepEqual(missed.seqs(), [6, 7, 8], 'live after replay, nothing twice'));
+    });
+
+    it('gives concurrent publishers on one shared store distinct, increasing numbers (shared adapters)', async function () {
+      if (!bed.another) this.skip();
+      const second = await bed.another!();
+      others.push(second);
+      const perBus = 40;
+      const publishAll = (publisher: EventBus, label: string) =>
+        Promise.all(Array.from({ length: perBus }, (_, n) => publisher.publish('t', `${label}${n}`)));
+      const [fromFirst, fromSecond] = await Promise.all([publishAll(bus, 'a'), publishAll(second, 'b')]);
+      const all = [...fromFirst, ...fromSecond].map((event) => event.seq).sort((x, y) => x - y);
+      assert.deepEqual(all, Array.from({ length: 2 * perBus }, (_, n) => n + 1), 'every number once, none skipped');
+      for (const own of [fromFirst, fromSecond]) {
+        const seqs = own.map((event) => event.seq);
+        assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y), 'one publisher’s events numbered in its call order');
+      }
+      // Either instance replays the same retained events, whoever published them.
+      const byNumber = new Map([...fromFirst, ...fromSecond].map((event) => [event.seq, event.data]));
+      const expected = [76, 77, 78, 79, 80].map((seq) => [seq, byNumber.get(seq)]);
+      const replayFirst: BusEvent<string>[] = [];
+      const replaySecond: BusEvent<string>[] = [];
+      bus.subscribe<string>('t', (event) => replayFirst.push(event), { after: 0 });
+      second.subscribe<string>('t', (event) => replaySecond.push(event), { after: 0 });
+      await eventually(() => {
+        assert.deepEqual(replayFirst.map((event) => [event.seq, event.data]), expected);
+        assert.deepEqual(replaySecond.map((event) => [event.seq, event.data]), expected);
+      });
     });
 
     it('drops every subscriber on close', async () => {

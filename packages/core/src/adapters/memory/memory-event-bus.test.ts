@@ -3,7 +3,7 @@ import type { Logger } from '../../ports/logger';
 import { describeEventBusContract } from '../event-bus.contract';
 import { MemoryEventBus } from './memory-event-bus';
 
-describeEventBusContract('MemoryEventBus', async ({ backlogPerTopic }) => new MemoryEventBus({ backlogPerTopic }));
+describeEventBusContract('MemoryEventBus', async ({ backlogPerTopic }) => ({ bus: new MemoryEventBus({ backlogPerTopic }) }));
 
 describe('MemoryEventBus', () => {
   it('keeps 1000 events per topic by default', async () => {

@@ -1,5 +1,6 @@
 import type { BusEvent, EventBus, Subscription } from '../../ports/event-bus';
 import type { Logger } from '../../ports/logger';
+import { BusSubscriber } from '../event-bus-subscriber';
 
 export interface MemoryEventBusOptions {
   /** Events kept per topic for replay (`subscribe(…, { after })`). */
@@ -14,66 +15,14 @@ export interface MemoryEventBusOptions {
   logger?: Logger;
 }
 
-type Handler = (event: BusEvent<unknown>) => void;
-
 interface Topic {
   seq: number;
   /** Oldest first; at most `backlogPerTopic` long. */
   backlog: BusEvent<unknown>[];
-  subscribers: Set<Subscriber>;
+  subscribers: Set<BusSubscriber>;
   /** Published but not yet handed to every subscriber (a handler may publish while being called). */
   undelivered: BusEvent<unknown>[];
   dispatching: boolean;
-}
-
-/**
- * One subscription. It remembers the last sequence number it handed over, so replay and live
- * delivery never repeat an event, and it calls its handler one event at a time: an event published
- * while the handler runs (by the handler itself, or during replay) waits until the call returns.
- */
-class Subscriber implements Subscription {
-  private readonly pending: BusEvent<unknown>[] = [];
-  private delivering = false;
-  active = true;
-
-  constructor(
-    private lastSeq: number,
-    private readonly handler: Handler,
-    private readonly onError: (error: unknown, event: BusEvent<unknown>) => void,
-    private readonly detach: (subscriber: Subscriber) => void,
-  ) {}
-
-  deliver(...events: BusEvent<unknown>[]): void {
-    this.pending.push(...events);
-    if (this.delivering) return;
-    this.delivering = true;
-    try {
-      for (let next = this.pending.shift(); next && this.active; next = this.pending.shift()) {
-        if (next.seq <= this.lastSeq) continue;
-        this.lastSeq = next.seq;
-        this.call(next);
-      }
-    } finally {
-      this.pending.length = 0;
-      this.delivering = false;
-    }
-  }
-
-  unsubscribe(): void {
-    if (!this.active) return;
-    this.active = false;
-    this.detach(this);
-  }
-
-  private call(event: BusEvent<unknown>): void {
-    try {
-      const result: unknown = this.handler(event);
-      // An async handler's rejection is its own failure, like a throw; never an unhandled rejection.
-      if (result instanceof Promise) result.catch((error: unknown) => this.onError(error, event));
-    } catch (error) {
-      this.onError(error, event);
-    }
-  }
 }
 
 /**
@@ -118,9 +67,9 @@ export class MemoryEventBus implements EventBus {
     this.assertOpen();
     const state = this.topic(topic);
     const after = options.after;
-    const subscriber = new Subscriber(
+    const subscriber = new BusSubscriber(
       after ?? state.seq,
-      handler as Handler,
+      handler as (event: BusEvent<unknown>) => void,
       (error, event) => this.logger?.warn({ topic: event.topic, seq: event.seq, error: errorMessage(error) }, 'event handler failed'),
       (self) => state.subscribers.delete(self),
     );

@@ -1,0 +1,277 @@
+import { type Database, type Doc, DuplicateIdError, type Migration, WriteConflictError } from '../ports/database';
+import type { BusEvent, EventBus, Subscription } from '../ports/event-bus';
+import type { Logger } from '../ports/logger';
+import { BusSubscriber } from './event-bus-subscriber';
+
+export const BUS_EVENTS_COLLECTION = 'bus_events';
+
+export const eventBusMigrations: Migration[] = [
+  { id: 'event-bus/001-create', steps: [{ createCollection: BUS_EVENTS_COLLECTION, fields: { topic: 'text', seq: 'integer' } }] },
+];
+
+/** A stored event. Its id is `<topic>/<seq>`, so the store refuses a number given twice. */
+interface EventDoc extends Doc {
+  topic: string;
+  seq: number;
+  data: unknown;
+}
+
+export interface DatabaseEventBusOptions {
+  database: Database;
+  /** Told about handlers that throw and about failed replays and trims. */
+  logger?: Logger;
+  /** Events kept per topic for replay; at least 1 (the newest event carries the topic's numbering). */
+  backlogPerTopic?: number;
+  /**
+   * Topics whose state (numbering, subscribers) this process keeps at most; past that the least
+   * recently published topic without subscribers is forgotten and read from the store if used again.
+   */
+  maxTopics?: number;
+}
+
+interface PendingPublish {
+  data: unknown;
+  resolve(event: BusEvent<unknown>): void;
+  reject(error: unknown): void;
+}
+
+interface TopicState {
+  name: string;
+  /** The highest number known to be stored; undefined until read from the store. */
+  head: number | undefined;
+  /** The highest number handed to this process's subscribers; undefined before the first. */
+  delivered: number | undefined;
+  subscribers: Set<BusSubscriber>;
+  /** Publishes waiting for the next write, in call order. */
+  queue: PendingPublish[];
+  /** The running write loop, if any. */
+  flushing: Promise<void> | undefined;
+}
+
+/** Events stored in one write at most. */
+const MAX_BATCH = 256;
+/** Writes tried before a publish gives up because other instances keep taking its numbers. */
+const MAX_NUMBERING_ATTEMPTS = 50;
+
+/**
+ * The `DurableEventBus` on the `Database` port (ports/event-bus.ts): every event is a document of
+ * `bus_events`, so the numbering and the backlog survive a restart and instances sharing a
+ * PostgreSQL database number a topic together.
+ *
+ * - **Numbering, race-free**: publishes of one topic queue up in this process and go to the store
+ *   as one batch of inserts numbered from the topic's head. Each event's id is `<topic>/<seq>`, so
+ *   when another instance has taken a number the insert fails as a duplicate, the batch is
+ *   rejected whole, and it is numbered again from the head read anew. `publish` resolves once its
+ *   batch is durable.
+ * - **Live delivery** in this process right after the write, in number order. Before handing over a
+ *   batch that starts past what its subscribers last received (another instance published in
+ *   between), the gap is read from the store first, so they see no hole. Events published elsewhere
+ *   reach them live only with such a batch; a LISTEN/NOTIFY wake-up (a PostgreSQL adapter's) reads
+ *   the same gap when told the topic moved.
+ * - **Replay** (`after`): the subscriber is registered at once and holds live events aside while
+ *   the retained events above `after` are read; it then receives those, then the live ones it has
+ *   not seen (see `BusSubscriber`).
+ * - **Bounded backlog**: replay reads only the newest `backlogPerTopic` events; older ones are
+ *   deleted in the background each time a topic's numbering crosses a tenth of the backlog, so the
+ *   store holds at most about 1.1× the backlog per topic and trimming costs a write per tenth.
+ */
+export class DatabaseEventBus implements EventBus {
+  private readonly database: Database;
+  private readonly logger: Logger | undefined;
+  private readonly backlogPerTopic: number;
+  private readonly trimEvery: number;
+  private readonly maxTopics: number;
+  private readonly topics = new Map<string, TopicState>();
+  /** Trims run one after another, so two of this process never delete the same events. */
+  private trimming: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(options: DatabaseEventBusOptions) {
+    this.database = options.database;
+    this.logger = options.logger;
+    this.backlogPerTopic = options.backlogPerTopic ?? 1000;
+    this.maxTopics = options.maxTopics ?? 10_000;
+    if (!(Number.isInteger(this.backlogPerTopic) && this.backlogPerTopic >= 1)) throw new Error('backlogPerTopic must be an integer of 1 or more');
+    if (!(this.maxTopics >= 1)) throw new Error('maxTopics must be 1 or more');
+    this.trimEvery = Math.ceil(this.backlogPerTopic / 10);
+  }
+
+  publish<T>(topic: string, data: T): Promise<BusEvent<T>> {
+    if (this.closed) return Promise.reject(new Error('event bus is closed'));
+    const state = this.touch(topic);
+    const published = new Promise<BusEvent<T>>((resolve, reject) => {
+      state.queue.push({ data, resolve: resolve as (event: BusEvent<unknown>) => void, reject });
+    });
+    state.flushing ??= this.flush(state);
+    return published;
+  }
+
+  subscribe<T>(topic: string, handler: (event: BusEvent<T>) => void, options: { after?: number } = {}): Subscription {
+    if (this.closed) throw new Error('event bus is closed');
+    const state = this.topic(topic);
+    const after = options.after;
+    const subscriber = new BusSubscriber(
+      after,
+      handler as (event: BusEvent<unknown>) => void,
+      (error, event) => this.logger?.warn({ topic: event.topic, seq: event.seq, error: errorMessage(error) }, 'event handler failed'),
+      (self) => state.subscribers.delete(self),
+      after !== undefined,
+    );
+    state.subscribers.add(subscriber);
+    if (after !== undefined) void this.replay(subscriber, topic, after);
+    return subscriber;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const running: Promise<void>[] = [this.trimming];
+    for (const state of this.topics.values()) {
+      for (const subscriber of state.subscribers) subscriber.active = false;
+      if (state.flushing) running.push(state.flushing);
+    }
+    // Publishes already accepted finish their writes before the store is closed after this.
+    await Promise.allSettled(running);
+    this.topics.clear();
+  }
+
+  /** Writes the queued publishes of `state` batch after batch, each delivered before the next. */
+  private async flush(state: TopicState): Promise<void> {
+    try {
+      while (state.queue.length > 0) {
+        const batch = state.queue.splice(0, MAX_BATCH);
+        let events: BusEvent<unknown>[];
+        try {
+          events = await this.store(state, batch.map((publish) => publish.data));
+        } catch (error) {
+          state.head = undefined;
+          for (const publish of batch) publish.reject(error);
+          continue;
+        }
+        await this.deliverAfterGap(state, events);
+        batch.forEach((publish, index) => publish.resolve(events[index]!));
+        this.trimAfter(state.name, events);
+      }
+    } finally {
+      state.flushing = undefined;
+      this.evictIdleTopics();
+    }
+  }
+
+  /** Inserts `data` numbered from the topic's head; numbered again when another instance took a number. */
+  private async store(state: TopicState, data: unknown[]): Promise<BusEvent<unknown>[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      state.head ??= await this.readHead(state.name);
+      const first = state.head + 1;
+      const events = data.map((item, index) => ({ topic: state.name, seq: first + index, data: item }));
+      try {
+        await this.database.write(events.map((event) => ({ op: 'insert', collection: BUS_EVENTS_COLLECTION, doc: toDoc(event) })));
+        state.head = first + data.length - 1;
+        return events;
+      } catch (error) {
+        if (!(error instanceof DuplicateIdError) || attempt === MAX_NUMBERING_ATTEMPTS) throw error;
+        state.head = undefined;
+      }
+    }
+  }
+
+  /** Delivers `events`, after the stored ones this process's subscribers missed (published elsewhere). */
+  private async deliverAfterGap(state: TopicState, events: BusEvent<unknown>[]): Promise<void> {
+    const first = events[0]!.seq;
+    if (state.delivered !== undefined && first > state.delivered + 1 && state.subscribers.size > 0) {
+      try {
+        const missed = await this.read(state.name, { after: state.delivered });
+        this.dispatch(state, missed.filter((event) => event.seq < first));
+      } catch (error) {
+        this.logger?.warn({ topic: state.name, error: errorMessage(error) }, 'reading events published elsewhere failed');
+      }
+    }
+    this.dispatch(state, events);
+  }
+
+  private dispatch(state: TopicState, events: readonly BusEvent<unknown>[]): void {
+    for (const event of events) {
+      if (state.delivered !== undefined && event.seq <= state.delivered) continue;
+      state.delivered = event.seq;
+      for (const subscriber of [...state.subscribers]) subscriber.deliver(event);
+    }
+  }
+
+  private async replay(subscriber: BusSubscriber, topic: string, after: number): Promise<void> {
+    let events: BusEvent<unknown>[] = [];
+    try {
+      events = await this.read(topic, { after });
+    } catch (error) {
+      this.logger?.error({ topic, after, error: errorMessage(error) }, 'replaying stored events failed; delivering live events only');
+    }
+    subscriber.release(events);
+  }
+
+  /** The retained events of `topic` numbered above `after`, oldest first: at most the newest `backlogPerTopic`. */
+  private async read(topic: string, range: { after: number }): Promise<BusEvent<unknown>[]> {
+    const docs = (await this.database.find(BUS_EVENTS_COLLECTION, {
+      where: { topic, seq: { gt: range.after } },
+      orderBy: [{ field: 'seq', direction: 'desc' }],
+      limit: this.backlogPerTopic,
+    })) as EventDoc[];
+    const newest = docs[0]?.seq ?? 0;
+    // Events past the backlog but not trimmed yet are not replayed: the backlog is exact.
+    return docs
+      .filter((doc) => doc.seq > newest - this.backlogPerTopic)
+      .reverse()
+      .map((doc) => ({ topic, seq: doc.seq, data: doc.data }));
+  }
+
+  private async readHead(topic: string): Promise<number> {
+    const [newest] = await this.database.find(BUS_EVENTS_COLLECTION, { where: { topic }, orderBy: [{ field: 'seq', direction: 'desc' }], limit: 1 });
+    return (newest as EventDoc | undefined)?.seq ?? 0;
+  }
+
+  /** Deletes events older than the backlog when `events` crossed a multiple of `trimEvery`. */
+  private trimAfter(topic: string, events: BusEvent<unknown>[]): void {
+    const last = events.at(-1)!.seq;
+    const before = events[0]!.seq - 1;
+    if (Math.floor(last / this.trimEvery) === Math.floor(before / this.trimEvery) || last <= this.backlogPerTopic) return;
+    this.trimming = this.trimming.then(async () => {
+      try {
+        const old = await this.database.find(BUS_EVENTS_COLLECTION, { where: { topic, seq: { lte: last - this.backlogPerTopic } }, limit: 10 * this.trimEvery });
+        if (old.length > 0) await this.database.write(old.map((doc) => ({ op: 'delete', collection: BUS_EVENTS_COLLECTION, id: doc.id })));
+      } catch (error) {
+        // Another instance trimmed some of the same events first: the next trim takes the rest.
+        if (!(error instanceof WriteConflictError)) this.logger?.warn({ topic, error: errorMessage(error) }, 'trimming the event backlog failed');
+      }
+    });
+  }
+
+  /** The state of `topic`, marked most recently used (eviction takes from the front). */
+  private touch(topic: string): TopicState {
+    const state = this.topic(topic);
+    this.topics.delete(topic);
+    this.topics.set(topic, state);
+    return state;
+  }
+
+  private topic(name: string): TopicState {
+    let state = this.topics.get(name);
+    if (!state) {
+      state = { name, head: undefined, delivered: undefined, subscribers: new Set(), queue: [], flushing: undefined };
+      this.topics.set(name, state);
+    }
+    return state;
+  }
+
+  private evictIdleTopics(): void {
+    if (this.topics.size <= this.maxTopics) return;
+    for (const [name, state] of this.topics) {
+      if (this.topics.size <= this.maxTopics) return;
+      if (state.subscribers.size === 0 && !state.flushing) this.topics.delete(name);
+    }
+  }
+}
+
+function toDoc(event: BusEvent<unknown>): EventDoc {
+  return { id: `${event.topic}/${event.seq}`, topic: event.topic, seq: event.seq, data: event.data };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
