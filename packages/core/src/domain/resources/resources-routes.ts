@@ -4,7 +4,7 @@ import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import { presentationHeaders } from './content-disposition';
 import { entityTag, noneMatch, parseRange, rangeStillApplies } from './byte-range';
-import type { Resource } from './resource-record';
+import type { ByteRange } from '../../ports/blob-store';
 import { listQuerySchema, resourceIdParams, resourcePatchSchema, resourceSchema } from './resource-schemas';
 import type { ResourceService } from './resource-service';
 import { ResourceUploads, uploadFieldsFromQuery } from './resource-uploads';
@@ -99,7 +99,19 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
         404: errors[404],
         416: { description: 'the range starts past the end of the content', schema: apiErrorBody },
       },
-      handle: async ({ principal, params, request }) => contentResponse(resources, await resources.get(principal.accountId, params.id), request),
+      handle: async ({ principal, params, request }) => {
+        const resource = await resources.get(principal.accountId, params.id);
+        return contentResponse(
+          {
+            name: resource.name,
+            mediaType: resource.mime_type,
+            size: resource.size_bytes,
+            etag: entityTag(resource.sha256),
+            read: (range) => resources.readContent(resource, range),
+          },
+          request,
+        );
+      },
     }),
     route({
       method: 'PATCH',
@@ -128,28 +140,43 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
   ];
 }
 
-async function contentResponse(resources: ResourceService, resource: Resource, request: Request): Promise<Response> {
-  const etag = entityTag(resource.sha256);
+/** Stored content as a client downloads it (resource content, workspace files). */
+export interface DownloadableContent {
+  /** File name for Content-Disposition. */
+  name: string;
+  mediaType: string;
+  size: number;
+  /** A strong entity tag of these bytes (`entityTag(...)`). */
+  etag: string;
+  read(range?: ByteRange): Promise<ReadableStream<Uint8Array>>;
+}
+
+/**
+ * The download answer of stored content: ETag with If-None-Match (304), one byte range (206, 416
+ * past the end, If-Range), and how to present it (`presentationHeaders`: passive types inline,
+ * others as a sandboxed attachment). Workspace file downloads answer through it too.
+ */
+export async function contentResponse(content: DownloadableContent, request: Request): Promise<Response> {
+  const { etag, size } = content;
   const common = {
     etag,
     'accept-ranges': 'bytes',
     'cache-control': 'private, no-cache',
-    ...presentationHeaders(resource.name, resource.mime_type),
+    ...presentationHeaders(content.name, content.mediaType),
   };
   if (noneMatch(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: common });
-  const size = resource.size_bytes;
   const answer = rangeStillApplies(request.headers.get('if-range'), etag) ? parseRange(request.headers.get('range'), size) : { kind: 'whole' as const };
   if (answer.kind === 'unsatisfiable') {
     throw new ApiError('RANGE_NOT_SATISFIABLE', `the range starts past the end of the content (${size} bytes)`, undefined, {
       'content-range': `bytes */${size}`,
     });
   }
-  const headers = { ...common, 'content-type': resource.mime_type };
+  const headers = { ...common, 'content-type': content.mediaType };
   if (answer.kind === 'whole') {
-    return new Response(await resources.readContent(resource), { status: 200, headers: { ...headers, 'content-length': String(size) } });
+    return new Response(await content.read(), { status: 200, headers: { ...headers, 'content-length': String(size) } });
   }
   const { start, end } = answer.range;
-  return new Response(await resources.readContent(resource, answer.range), {
+  return new Response(await content.read(answer.range), {
     status: 206,
     headers: { ...headers, 'content-length': String(end - start + 1), 'content-range': `bytes ${start}-${end}/${size}` },
   });
