@@ -9,6 +9,8 @@ export interface RunloomConfig {
   dataDir: string;
   /** `postgres://…` selects PostgreSQL; undefined: the sql.js file in `dataDir`. */
   databaseUrl?: string;
+  /** Folder holding one folder of files per workspace; undefined: `<dataDir>/workspaces`. */
+  workspacesDir?: string;
   /** Prefix of every route, '' for none. */
   basePath: string;
   tokenTtlSeconds: number;
@@ -36,6 +38,8 @@ export interface RunloomConfig {
   runConcurrency: number;
   /** Upper bound of one account's runs in flight at once in this process; its other runs wait their turn. */
   runConcurrencyPerAccount: number;
+  /** A thread reply whose model sends nothing for this long is ended with an error chunk (its partial reply kept). */
+  threadStreamIdleTimeoutMs: number;
   /** 32-byte key (base64) for encryption and URL signing; generated into `dataDir` when absent. */
   secretKey?: string;
   /**
@@ -45,6 +49,11 @@ export interface RunloomConfig {
   metricsToken?: string;
   /** `ACCOUNT:CLIENT_ID:SECRET` entries: clients created, or given this secret, at start. */
   bootstrapClients: string[];
+  /**
+   * Lets `shell` commands run programs on this machine, in the workspace folder
+   * (`--enable-shell-commands`). Off by default: any account could otherwise run anything.
+   */
+  shellCommands: boolean;
 }
 
 export const defaultConfig: RunloomConfig = {
@@ -61,5 +70,7 @@ export const defaultConfig: RunloomConfig = {
   callbackTimeoutMs: 10_000,
   runConcurrency: 10_000,
   runConcurrencyPerAccount: 5_000,
+  threadStreamIdleTimeoutMs: 60_000,
   bootstrapClients: [],
+  shellCommands: false,
 };

@@ -6,6 +6,7 @@
 export { platformModule } from './adapters/platform-module';
 export { MemoryDatabase } from './adapters/memory/memory-database';
 export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
+export { DatabaseEventBus, eventBusMigrations, type DatabaseEventBusOptions } from './adapters/database-event-bus';
 export { openSqlJsDatabase, SqlJsDatabase, StoreLockedError, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
@@ -16,6 +17,7 @@ export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, ty
 export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address-policy';
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
+export { NodeWorkspaceFileSystem, NodeWorkspaceFileSystems } from './adapters/node/node-workspace-file-system';
 export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';
 export { PinoLogger, SilentLogger } from './adapters/node/pino-logger';
 export { SystemClock } from './adapters/node/system-clock';

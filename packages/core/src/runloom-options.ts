@@ -21,6 +21,7 @@ const configRules = {
   databaseUrl: z
     .string()
     .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in dataDir'),
+  workspacesDir: z.string().trim().min(1, 'must be a folder path, not empty; leave it unset for <dataDir>/workspaces'),
   basePath: z
     .string()
     .regex(/^((\/[\w.~-]+)+)?$/, "must be '' or look like /prefix or /a/b (letters, digits, . _ ~ -), without a trailing /"),
@@ -41,6 +42,7 @@ const configRules = {
   callbackTimeoutMs: positiveInteger,
   runConcurrency: positiveInteger,
   runConcurrencyPerAccount: positiveInteger,
+  threadStreamIdleTimeoutMs: positiveInteger,
   secretKey: z
     .string()
     .refine((value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)'),
@@ -53,6 +55,7 @@ const configRules = {
       context.addIssue({ code: 'custom', message: (error as Error).message });
     }
   }),
+  shellCommands: z.boolean(),
 } satisfies { [K in keyof RunloomConfig]-?: z.ZodType<Exclude<RunloomConfig[K], undefined>> };
 
 const optionsSchema = z.strictObject({

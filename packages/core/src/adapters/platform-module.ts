@@ -9,7 +9,7 @@ import { BlobStore } from '../ports/blob-store';
 import { Clock } from '../ports/clock';
 import { ContentHasher } from '../ports/content-hasher';
 import { Database } from '../ports/database';
-import { EventBus } from '../ports/event-bus';
+import { DurableEventBus, EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
 import { JobQueue } from '../ports/job-queue';
 import { HttpClient } from '../ports/http-client';
@@ -18,11 +18,14 @@ import { PasswordHasher } from '../ports/password-hasher';
 import { PatternMatcher } from '../ports/pattern-matcher';
 import { MultipartParser } from '../ports/multipart-parser';
 import { SecretBox } from '../ports/secret-box';
+import { WorkspaceFileSystems } from '../ports/workspace-file-system';
+import { DatabaseEventBus, eventBusMigrations } from './database-event-bus';
 import { MemoryEventBus } from './memory/memory-event-bus';
 import { openPostgresDatabase } from './postgres/postgres-database';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { BusboyMultipartParser } from './node/busboy-multipart-parser';
 import { LocalDiskBlobStore } from './node/local-disk-blob-store';
+import { NodeWorkspaceFileSystems } from './node/node-workspace-file-system';
 import { NodeContentHasher } from './node/node-content-hasher';
 import { GuardedHttpClient } from './node/guarded-http-client';
 import { SilentLogger } from './node/pino-logger';
@@ -59,13 +62,21 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(SecretBox)
     .toResolvedValue((config: RunloomConfig) => AesGcmSecretBox.fromConfig(config), [RunloomConfig])
     .inSingletonScope();
+  // Runs' in-process notifications need no write; streams clients replay (workspace events) do.
   bind(EventBus)
     .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
+    .inSingletonScope();
+  bind(Migrations).toConstantValue(eventBusMigrations);
+  bind(DurableEventBus)
+    .toResolvedValue((database: Database, logger: Logger) => new DatabaseEventBus({ database, logger }), [Database, Logger])
     .inSingletonScope();
   bind(BlobStore)
     .toResolvedValue((config: RunloomConfig) => new LocalDiskBlobStore(path.join(config.dataDir, 'blobs')), [RunloomConfig])
     .inSingletonScope();
   bind(MultipartParser).toConstantValue(new BusboyMultipartParser());
+  bind(WorkspaceFileSystems)
+    .toResolvedValue((config: RunloomConfig) => new NodeWorkspaceFileSystems(config.workspacesDir ?? path.join(config.dataDir, 'workspaces')), [RunloomConfig])
+    .inSingletonScope();
   bind(Migrations).toConstantValue(jobMigrations);
   bind(JobQueue)
     .toResolvedValue(

@@ -14,9 +14,13 @@
  * - `writeFile` is atomic: readers see the old content or the whole new one, never part of it; once
  *   it resolves the content is durable (it survives `kill -9` of the process). Past `maxBytes` it
  *   rejects with `WorkspaceFileTooLargeError` and leaves the old file (or none) as it was.
- * - Nothing follows a symbolic link out of the root: reads, writes, listings, walks and globs treat
- *   such a link as absent (walks and globs skip it; a read or a write through it is refused).
+ * - Nothing follows a symbolic link out of the root: a path through such a link (or a link pointing
+ *   nowhere) is refused with `WorkspacePathError`. A link whose target is inside the root is
+ *   followed by `stat`, reads and writes; `delete` and `rename` act on the link itself. `list`,
+ *   `walk` and `glob` skip every link (its target, when inside, is listed at its own path), so a
+ *   walk never loops and a zip or a search never leaves the root.
  * - `rename` is atomic for a file and for a directory (the whole tree moves at once).
+ * - `''` (the root) cannot be deleted nor renamed: remove the workspace instead.
  * - Missing paths: `stat` answers undefined; reads, `list`, `rename` and `delete` reject with
  *   `WorkspaceNotFoundError`; a file where a directory is needed (or the reverse) rejects with
  *   `WorkspaceConflictError`.
@@ -32,10 +36,14 @@ export interface WorkspaceFileSystems {
 
 export type WorkspaceEntryType = 'file' | 'directory';
 
-export interface WorkspaceEntry {
+/** What a glob without `stats` answers. */
+export interface WorkspacePathEntry {
   /** Relative to the workspace root. */
   path: string;
   type: WorkspaceEntryType;
+}
+
+export interface WorkspaceEntry extends WorkspacePathEntry {
   /** Bytes of a file; 0 for a directory. */
   size: number;
   /** Last modification. */
@@ -67,6 +75,11 @@ export interface GlobOptions {
   maxDepth: number;
   /** Also match directories (default true). */
   directories?: boolean;
+  /**
+   * Answer `size` and `mtime` too (default true). Without them a glob costs no syscall per match
+   * beyond the directory reads, which is what a search over a large tree wants.
+   */
+  stats?: boolean;
 }
 
 export interface WorkspaceFileSystem {
@@ -85,9 +98,17 @@ export interface WorkspaceFileSystem {
   rename(from: string, to: string): Promise<void>;
   /** The entries directly inside the directory (`''` is the root), sorted by path. */
   list(path: string): Promise<WorkspaceEntry[]>;
-  /** Every entry below the directory down to `maxDepth`, parents before children. */
+  /**
+   * Every entry below the directory down to `maxDepth`, depth first: each directory right before
+   * its contents, siblings sorted by name.
+   */
   walk(path: string, options: WalkOptions): AsyncIterable<WorkspaceEntry>;
-  /** Entries whose root-relative path matches the glob (picomatch syntax), sorted by path. */
+  /**
+   * Entries whose root-relative path matches the glob, sorted by path. Picomatch syntax; `*` and
+   * `**` do not match names starting with `.` unless the pattern spells the dot. The pattern obeys
+   * the path rules (no leading `/`, `..`, `\`, …), else `WorkspacePathError`.
+   */
+  glob(pattern: string, options: GlobOptions & { stats: false }): Promise<WorkspacePathEntry[]>;
   glob(pattern: string, options: GlobOptions): Promise<WorkspaceEntry[]>;
   /**
    * The root as a folder on this machine's disk, when the files are there (the node-fs adapter);

@@ -1,0 +1,120 @@
+import { type FileHandle, open } from 'node:fs/promises';
+
+/**
+ * The file plumbing the disk adapters share (`LocalDiskBlobStore`, `NodeWorkspaceFileSystem`):
+ * streaming a web stream into a file under a size limit, a file (or a range of it) as a web stream
+ * read on demand, and the directory fsync that makes a rename durable.
+ */
+
+/** Bytes gathered before one `writev`; the next batch is read while this one is written. */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+/** Bytes per chunk of a read stream. */
+const READ_CHUNK_BYTES = 256 * 1024;
+
+export interface StreamToFileOptions {
+  /** Past this many bytes the source is cancelled and `tooLarge()` is thrown. */
+  maxBytes: number;
+  tooLarge: () => Error;
+  /** Sees every chunk before it is written (a hash, say). */
+  onChunk?: (chunk: Uint8Array) => void;
+}
+
+/**
+ * Copies `content` to `handle` and returns the byte count. Writes go out in batches, each
+ * overlapping the reading of the next; past `maxBytes` it cancels the source instead of reading it
+ * to its end.
+ */
+export async function writeStreamToFile(content: ReadableStream<Uint8Array>, handle: FileHandle, { maxBytes, tooLarge, onChunk }: StreamToFileOptions): Promise<number> {
+  const reader = content.getReader();
+  let size = 0;
+  let batch: Uint8Array[] = [];
+  let batchBytes = 0;
+  let writing: Promise<unknown> = Promise.resolve();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      onChunk?.(value);
+      batch.push(value);
+      batchBytes += value.byteLength;
+      if (batchBytes >= WRITE_BATCH_BYTES) {
+        await writing;
+        writing = writeAll(handle, batch, batchBytes);
+        batch = [];
+        batchBytes = 0;
+      }
+    }
+    await writing;
+    if (batch.length > 0) await writeAll(handle, batch, batchBytes);
+    return size;
+  } catch (error) {
+    // A failed read must not leave a write rejection unobserved, nor close the file under it.
+    await writing.catch(() => undefined);
+    throw error;
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+export async function writeAll(handle: FileHandle, chunks: Uint8Array[], bytes: number): Promise<void> {
+  const { bytesWritten } = await handle.writev(chunks);
+  // Files take whole writes unless the disk is full; a short one would corrupt the file silently.
+  if (bytesWritten !== bytes) throw new Error(`short write: ${bytesWritten} of ${bytes} bytes (disk full?)`);
+}
+
+/**
+ * The bytes of `handle` from `start` up to `end` (exclusive) as a web stream that reads a chunk
+ * only when the consumer pulls (backpressure), and closes the handle when done or cancelled.
+ */
+export function fileReadStream(handle: FileHandle, start: number, end: number): ReadableStream<Uint8Array> {
+  let position = start;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const length = Math.min(READ_CHUNK_BYTES, end - position);
+          const chunk = length > 0 ? Buffer.allocUnsafeSlow(length) : undefined;
+          const { bytesRead } = chunk ? await handle.read(chunk, 0, length, position) : { bytesRead: 0 };
+          if (!chunk || bytesRead === 0) {
+            await handle.close();
+            controller.close();
+            return;
+          }
+          position += bytesRead;
+          controller.enqueue(bytesRead === length ? chunk : chunk.subarray(0, bytesRead));
+        } catch (error) {
+          await handle.close().catch(() => undefined);
+          controller.error(error);
+        }
+      },
+      async cancel() {
+        await handle.close();
+      },
+    },
+    { highWaterMark: 2 },
+  );
+}
+
+/** Makes a rename durable. Windows cannot open a directory for syncing; its renames are journaled. */
+export async function syncDirectory(directory: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(directory, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+export function isMissing(error: unknown): boolean {
+  return errorCode(error) === 'ENOENT';
+}

@@ -1,0 +1,401 @@
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants, type Dirent, type Stats } from 'node:fs';
+import { link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { glob as tinyglobby } from 'tinyglobby';
+import { pathProblem } from '../../domain/paths/safe-path';
+import {
+  type FileByteRange,
+  type GlobOptions,
+  type WalkOptions,
+  type WorkspaceEntry,
+  WorkspaceConflictError,
+  type WorkspaceFileSystem,
+  type WorkspaceFileSystems,
+  WorkspaceFileTooLargeError,
+  WorkspaceNotFoundError,
+  type WorkspacePathEntry,
+  WorkspacePathError,
+  type WriteFileOptions,
+} from '../../ports/workspace-file-system';
+import { checkGlobPattern, checkWorkspacePath, childPath, comparePaths, depthOf, GLOB_DOT } from '../workspace-paths';
+import { errorCode, fileReadStream, isMissing, syncDirectory, writeAll, writeStreamToFile } from './durable-file-io';
+
+/**
+ * Temporary files of writes in flight: `.runloom-tmp-<32 hex>`, in the directory of the file they
+ * become (a rename within one directory never crosses a mount, and leaves no folder of our own in a
+ * user's project). The name is reserved: such entries never show in `list`, `walk` or `glob`, and
+ * a path naming one is refused. One a crash left behind is swept when a listing or walk meets it.
+ */
+const TEMP_PREFIX = '.runloom-tmp-';
+const TEMP_NAME = /^\.runloom-tmp-[0-9a-f]{32}$/;
+/** A temporary file older than this belongs to a write that a crash cut off. */
+const STALE_TEMP_MS = 60 * 60 * 1000;
+/** Stats in flight at once when a glob answers sizes and times. */
+const STAT_CONCURRENCY = 64;
+/** Opens the file a path resolved to for reading: a link swapped in meanwhile fails (ELOOP), a FIFO does not block. */
+const READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+
+/**
+ * Workspaces as folders on this machine's disk. Given a folder, each workspace is the folder
+ * `<base>/<workspaceId>` (the server's `--workspaces-dir`); given a function, its answer is the
+ * root, so a host can root a workspace anywhere (the VS Code extension: at the open folder).
+ */
+export class NodeWorkspaceFileSystems implements WorkspaceFileSystems {
+  private readonly rootOf: (workspaceId: string) => string;
+
+  constructor(where: string | ((workspaceId: string) => string)) {
+    if (typeof where === 'function') {
+      this.rootOf = where;
+      return;
+    }
+    const base = nodePath.resolve(where);
+    this.rootOf = (workspaceId) => {
+      const problem = pathProblem(workspaceId, { field: 'workspace id', kind: 'segment' });
+      if (problem) throw new WorkspacePathError(workspaceId, problem);
+      return nodePath.join(base, workspaceId);
+    };
+  }
+
+  async open(workspaceId: string): Promise<WorkspaceFileSystem> {
+    const root = this.rootOf(workspaceId);
+    await mkdir(root, { recursive: true });
+    // Every containment check compares real paths, so the root itself is taken real.
+    return new NodeWorkspaceFileSystem(await realpath(root));
+  }
+
+  async remove(workspaceId: string): Promise<void> {
+    await rm(this.rootOf(workspaceId), { recursive: true, force: true });
+  }
+}
+
+/**
+ * The files under one root folder. Every path goes through `locate`: the safe-path rule, then the
+ * real path of its deepest existing ancestor, which must stay inside the root; writes go to a
+ * temporary file in the same directory, fsynced, renamed over the target, and the directory fsynced.
+ */
+export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
+  /** `root` must be a real path (no symbolic link in it), as `NodeWorkspaceFileSystems.open` gives. */
+  constructor(readonly localRoot: string) {}
+
+  async stat(path: string): Promise<WorkspaceEntry | undefined> {
+    const target = await this.locate(path, 'directory');
+    try {
+      return entryOf(path, await stat(target));
+    } catch (error) {
+      if (isMissing(error) || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  }
+
+  async readFile(path: string, range?: FileByteRange): Promise<ReadableStream<Uint8Array>> {
+    const handle = await this.openForReading(path);
+    try {
+      const end = range ? range.end + 1 : (await handle.stat()).size;
+      return fileReadStream(handle, range?.start ?? 0, end);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async readBytes(path: string): Promise<Uint8Array> {
+    const handle = await this.openForReading(path);
+    try {
+      return await readFile(handle);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async writeFile(path: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WorkspaceEntry> {
+    const { maxBytes = Number.POSITIVE_INFINITY, createParents = true, exclusive = false } = options;
+    const target = await this.locate(path, 'entry');
+    const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+    if (bytes instanceof Uint8Array && bytes.byteLength > maxBytes) throw new WorkspaceFileTooLargeError(maxBytes);
+    const existing = await lstat(target).catch(() => undefined);
+    if (existing?.isDirectory()) throw new WorkspaceConflictError(path, 'a directory is there');
+    if (existing && exclusive) throw new WorkspaceConflictError(path, 'a file is already there');
+    const directory = nodePath.dirname(target);
+    if (createParents) await this.makeDirectory(directory, parentOf(path));
+    const temp = nodePath.join(directory, TEMP_PREFIX + randomBytes(16).toString('hex'));
+    const handle = await open(temp, 'wx').catch((error: unknown) => {
+      throw fsError(error, parentOf(path));
+    });
+    try {
+      if (bytes instanceof Uint8Array) await writeAll(handle, [bytes], bytes.byteLength);
+      else await writeStreamToFile(bytes, handle, { maxBytes, tooLarge: () => new WorkspaceFileTooLargeError(maxBytes) });
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await rm(temp, { force: true });
+      throw error;
+    }
+    await handle.close();
+    try {
+      if (exclusive) {
+        // link() fails when the name exists, where rename() would replace: exclusive without a race.
+        await link(temp, target);
+        await unlink(temp);
+      } else {
+        await rename(temp, target);
+      }
+      await syncDirectory(directory);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw fsError(error, path);
+    }
+    return entryOf(path, await stat(target)) as WorkspaceEntry;
+  }
+
+  async mkdir(path: string): Promise<WorkspaceEntry> {
+    const target = await this.locate(path, 'directory');
+    await this.makeDirectory(target, path);
+    return entryOf(path, await stat(target)) as WorkspaceEntry;
+  }
+
+  async delete(path: string): Promise<void> {
+    const target = await this.locateEntry(path);
+    try {
+      await lstat(target);
+    } catch (error) {
+      throw fsError(error, path);
+    }
+    await rm(target, { recursive: true, force: true });
+    await syncDirectory(nodePath.dirname(target));
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const source = await this.locateEntry(from);
+    const destination = await this.locateEntry(to);
+    try {
+      await lstat(source);
+    } catch (error) {
+      throw fsError(error, from);
+    }
+    if (destination === source || destination.startsWith(source + nodePath.sep)) {
+      throw new WorkspaceConflictError(to, `cannot move '${from}' into itself`);
+    }
+    // Checked, then renamed: POSIX rename has no "fail if it exists" for directories; two API
+    // calls racing to the same new name is the only way one replaces the other (a file) or fails.
+    if (await lstat(destination).catch(() => undefined)) throw new WorkspaceConflictError(to, 'something is already there');
+    await this.makeDirectory(nodePath.dirname(destination), parentOf(to));
+    try {
+      await rename(source, destination);
+    } catch (error) {
+      throw fsError(error, to);
+    }
+    await syncDirectory(nodePath.dirname(destination));
+    if (nodePath.dirname(source) !== nodePath.dirname(destination)) await syncDirectory(nodePath.dirname(source));
+  }
+
+  async list(path: string): Promise<WorkspaceEntry[]> {
+    const entries = await this.entriesOf(path, await this.locate(path, 'directory'));
+    return entries.sort((a, b) => comparePaths(a.path, b.path));
+  }
+
+  async *walk(path: string, { maxDepth }: WalkOptions): AsyncIterable<WorkspaceEntry> {
+    const start = await this.locate(path, 'directory');
+    if (maxDepth < 1) {
+      await this.entriesOf(path, start); // still refuses a missing directory or a file
+      return;
+    }
+    yield* this.walkBelow(path, start, 1, maxDepth);
+  }
+
+  glob(pattern: string, options: GlobOptions & { stats: false }): Promise<WorkspacePathEntry[]>;
+  glob(pattern: string, options: GlobOptions): Promise<WorkspaceEntry[]>;
+  async glob(pattern: string, { maxDepth, directories = true, stats = true }: GlobOptions): Promise<WorkspacePathEntry[]> {
+    checkGlobPattern(pattern);
+    if (maxDepth < 1) return [];
+    const matches = await tinyglobby(pattern, {
+      cwd: this.localRoot,
+      // tinyglobby counts the root's own entries as depth 0.
+      deep: maxDepth - 1,
+      dot: GLOB_DOT,
+      onlyFiles: !directories,
+      expandDirectories: false,
+      // fdir then leaves every link out, so no match is reached through one.
+      followSymbolicLinks: false,
+      ignore: [`**/${TEMP_PREFIX}*`],
+    });
+    const found: WorkspacePathEntry[] = [];
+    for (const match of matches) {
+      const isDirectory = match.endsWith('/');
+      const path = isDirectory ? match.slice(0, -1) : match;
+      if (path === '' || path.startsWith('../') || depthOf(path) > maxDepth) continue;
+      found.push({ path, type: isDirectory ? 'directory' : 'file' });
+    }
+    found.sort((a, b) => comparePaths(a.path, b.path));
+    return stats ? this.withStats(found) : found;
+  }
+
+  private async withStats(found: WorkspacePathEntry[]): Promise<WorkspaceEntry[]> {
+    const entries: (WorkspaceEntry | undefined)[] = new Array(found.length);
+    const queue = found.entries();
+    const worker = async (): Promise<void> => {
+      // The workers share one iterator, so each match is taken by exactly one of them.
+      for (const [index, { path }] of queue) {
+        const info = await lstat(nodePath.join(this.localRoot, path)).catch(() => undefined);
+        // Gone since the crawl, or replaced by a link: left out like any link.
+        entries[index] = info && entryOf(path, info);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STAT_CONCURRENCY, found.length) }, worker));
+    return entries.filter((entry) => entry !== undefined);
+  }
+
+  private async *walkBelow(path: string, directory: string, depth: number, maxDepth: number): AsyncGenerator<WorkspaceEntry> {
+    const entries = (await this.entriesOf(path, directory).catch((error: unknown) => {
+      // A directory deleted while the walk was on its way to it is no longer below `path`.
+      if (error instanceof WorkspaceNotFoundError && depth > 1) return [];
+      throw error;
+    })).sort((a, b) => comparePaths(a.path, b.path));
+    for (const entry of entries) {
+      yield entry;
+      if (entry.type === 'directory' && depth < maxDepth) {
+        yield* this.walkBelow(entry.path, nodePath.join(directory, nodePath.basename(entry.path)), depth + 1, maxDepth);
+      }
+    }
+  }
+
+  /** The entries directly inside `directory` (the real folder of `path`): no link, no temporary file. */
+  private async entriesOf(path: string, directory: string): Promise<WorkspaceEntry[]> {
+    let dirents: Dirent[];
+    try {
+      dirents = await readdir(directory, { withFileTypes: true });
+    } catch (error) {
+      throw fsError(error, path);
+    }
+    const entries = await Promise.all(
+      dirents.map(async (dirent) => {
+        if (!dirent.isFile() && !dirent.isDirectory()) return undefined;
+        const full = nodePath.join(directory, dirent.name);
+        if (TEMP_NAME.test(dirent.name)) {
+          await sweepIfStale(full);
+          return undefined;
+        }
+        const info = await lstat(full).catch(() => undefined);
+        return info && entryOf(childPath(path, dirent.name), info);
+      }),
+    );
+    return entries.filter((entry) => entry !== undefined);
+  }
+
+  private async openForReading(path: string) {
+    const target = await this.locate(path, 'entry');
+    const handle = await open(target, READ_FLAGS).catch((error: unknown) => {
+      throw fsError(error, path);
+    });
+    const info = await handle.stat().catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
+    if (!info.isFile()) {
+      await handle.close();
+      throw info.isDirectory() ? new WorkspaceConflictError(path, 'a directory is there, not a file') : new WorkspaceNotFoundError(path);
+    }
+    return handle;
+  }
+
+  /**
+   * Creates `directory` (the real folder of `path`) and its parents, fsyncing the parent of the
+   * first one created.
+   */
+  private async makeDirectory(directory: string, path: string): Promise<void> {
+    let first: string | undefined;
+    try {
+      first = await mkdir(directory, { recursive: true });
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EEXIST' || code === 'ENOTDIR') throw new WorkspaceConflictError(path, 'a file is where a directory is needed');
+      throw error;
+    }
+    if (first !== undefined) {
+      await syncDirectory(nodePath.dirname(first));
+      return;
+    }
+    if (!(await stat(directory)).isDirectory()) throw new WorkspaceConflictError(path, 'a file is where a directory is needed');
+  }
+
+  /**
+   * The real path `path` names: the safe-path rule, then the real path of its deepest existing
+   * ancestor (itself when it exists) joined with the rest. Refuses, touching nothing, a path that
+   * leaves the root through a link, passes through a link pointing nowhere, or names a temporary
+   * file.
+   */
+  private async locate(path: string, meaning: 'entry' | 'directory'): Promise<string> {
+    checkWorkspacePath(path, meaning);
+    if (path === '') return this.localRoot;
+    if (path.split('/').some((segment) => TEMP_NAME.test(segment))) {
+      throw new WorkspacePathError(path, `names like '${TEMP_PREFIX}…' are reserved for writes in flight: choose another name`);
+    }
+    const rest: string[] = [];
+    let candidate = nodePath.join(this.localRoot, path);
+    for (;;) {
+      let real: string;
+      try {
+        real = await realpath(candidate);
+      } catch (error) {
+        const code = errorCode(error);
+        if ((code !== 'ENOENT' && code !== 'ENOTDIR') || candidate === this.localRoot) throw error;
+        if (code === 'ENOENT' && (await lstat(candidate).catch(() => undefined))?.isSymbolicLink()) {
+          throw new WorkspacePathError(path, 'it goes through a symbolic link that points nowhere');
+        }
+        rest.unshift(nodePath.basename(candidate));
+        candidate = nodePath.dirname(candidate);
+        continue;
+      }
+      if (real !== this.localRoot && !real.startsWith(this.localRoot + nodePath.sep)) {
+        throw new WorkspacePathError(path, 'it resolves outside the workspace through a symbolic link');
+      }
+      return rest.length === 0 ? real : nodePath.join(real, ...rest);
+    }
+  }
+
+  /**
+   * Where the entry `path` itself is (a link, not what it points to), for `delete` and `rename`;
+   * a path through a link leaving the root is refused all the same.
+   */
+  private async locateEntry(path: string): Promise<string> {
+    checkWorkspacePath(path, 'entry');
+    await this.locate(path, 'entry');
+    return nodePath.join(await this.locate(parentOf(path), 'directory'), nodePath.basename(path));
+  }
+}
+
+function entryOf(path: string, info: Stats): WorkspaceEntry | undefined {
+  if (info.isFile()) return { path, type: 'file', size: info.size, mtime: info.mtime };
+  if (info.isDirectory()) return { path, type: 'directory', size: 0, mtime: info.mtime };
+  return undefined;
+}
+
+/** The directory holding `path` (`''`: the root). */
+function parentOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash === -1 ? '' : path.slice(0, slash);
+}
+
+/** The port's error for a file-system failure at `path`; anything unexpected passes through. */
+function fsError(error: unknown, path: string): unknown {
+  switch (errorCode(error)) {
+    case 'ENOENT':
+      return new WorkspaceNotFoundError(path);
+    case 'ENOTDIR':
+      return new WorkspaceConflictError(path, 'a file is where a directory is needed');
+    case 'EISDIR':
+      return new WorkspaceConflictError(path, 'a directory is there');
+    case 'EEXIST':
+    case 'ENOTEMPTY':
+      return new WorkspaceConflictError(path, 'something is already there');
+    case 'ELOOP':
+      return new WorkspacePathError(path, 'it was replaced by a symbolic link');
+    default:
+      return error;
+  }
+}
+
+async function sweepIfStale(full: string): Promise<void> {
+  const info = await lstat(full).catch(() => undefined);
+  if (info && info.mtimeMs < Date.now() - STALE_TEMP_MS) await rm(full, { force: true });
+}
