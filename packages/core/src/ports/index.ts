@@ -14,3 +14,4 @@ export * from './pattern-matcher';
 export * from './model-gateway';
 export * from './metrics';
 export * from './workspace-file-system';
+export * from './git-client';
