@@ -153,6 +153,13 @@ const FLAGS = {
     schema: onOff,
     to: { option: 'allowPrivateNetwork' },
   },
+  'enable-shell-commands': {
+    commands: ['serve'],
+    help: "let workspace commands of type shell run programs on this machine, in the workspace's folder (argv only, never through a shell); any account can then run anything the server's user can",
+    shownDefault: 'off: shell commands answer 403',
+    schema: onOff,
+    to: { option: 'shellCommands' },
+  },
   'egress-allow': {
     commands: ['serve'],
     value: 'HOST[:PORT]',
