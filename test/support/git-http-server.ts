@@ -130,7 +130,7 @@ export class GitHttpServer {
         CONTENT_TYPE: request.headers['content-type'] ?? '',
         ...(request.headers['content-length'] ? { CONTENT_LENGTH: request.headers['content-length'] } : {}),
         ...(request.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: request.headers['content-encoding'] } : {}),
-        ...(request.headers['git-protocol'] ? { GIT_PROTOCOL: request.headers['git-protocol'] } : {}),
+        ...(typeof request.headers['git-protocol'] === 'string' ? { GIT_PROTOCOL: request.headers['git-protocol'] } : {}),
       },
     });
     request.pipe(backend.stdin);
