@@ -243,6 +243,14 @@ const FLAGS = {
     schema: wholeNumber(1),
     to: { option: 'runConcurrencyPerAccount' },
   },
+  'workspaces-dir': {
+    commands: ['serve'],
+    value: 'DIR',
+    help: 'folder holding one folder of files per workspace (a shared volume, say)',
+    shownDefault: 'workspaces/ in the data dir',
+    schema: dataDir,
+    to: { option: 'workspacesDir' },
+  },
   'blob-store': {
     commands: ['serve'],
     value: 'DIR',
