@@ -62,3 +62,5 @@ export { ResourceUploads } from './domain/resources/resource-uploads';
 export { ResourceUsage } from './domain/resources/resource-usage';
 export type { Resource, ExternalStorageType } from './domain/resources/resource-record';
 export type { NewResource, ResourcePatch, ResourceListQuery } from './domain/resources/resource-schemas';
+export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, type WorkspaceEventSubscription } from './domain/workspace-events/workspace-events';
+export { openSseStream, SseSettings, DEFAULT_SSE_SETTINGS, type SseFrame, type SseStream, type SseStreamOptions, type SseCloseReason } from './http/sse';

@@ -23,12 +23,14 @@ import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 import { webhooksModule } from './domain/webhooks/webhooks-module';
 import { WorkspaceService } from './domain/workspaces/workspace-service';
 import { workspacesModule } from './domain/workspaces/workspaces-module';
+import { workspaceEventsModule } from './domain/workspace-events/workspace-events-module';
+import { WorkspaceEvents } from './domain/workspace-events/workspace-events';
 import type { ConnectionInfo, Exchange } from './http/exchange';
 import { httpModule } from './http/http-module';
 import type { Answer } from './http/http-result';
 import { Router } from './http/router';
 import { Database } from './ports/database';
-import { EventBus } from './ports/event-bus';
+import { DurableEventBus, EventBus } from './ports/event-bus';
 import { JobQueue } from './ports/job-queue';
 import { Logger } from './ports/logger';
 import { parseRunloomOptions } from './runloom-options';
@@ -55,6 +57,7 @@ const featureModules: ContainerModule[] = [
   runnablesModule,
   modelsModule,
   workspacesModule,
+  workspaceEventsModule,
 ];
 
 /**
@@ -114,6 +117,11 @@ export class Runloom {
   /** Workspaces: records, their files, their lifecycle. */
   get workspaces(): WorkspaceService {
     return this.container.get<WorkspaceService>(WorkspaceService);
+  }
+
+  /** The event stream of each workspace (`GET /workspace/{id}/events`): publish and follow changes. */
+  get workspaceEvents(): WorkspaceEvents {
+    return this.container.get<WorkspaceEvents>(WorkspaceEvents);
   }
 
   /**
@@ -203,6 +211,8 @@ async function stopStarted(container: Container, started: Started): Promise<unkn
   if (started.queue) await attempt(() => container.get<JobQueue>(JobQueue).stop());
   if (started.database) {
     await attempt(() => container.get<EventBus>(EventBus).close());
+    // After the lifecycles and the queue: publishes they made finish their writes before the store closes.
+    await attempt(() => container.get<EventBus>(DurableEventBus).close());
     await attempt(() => container.get<Database>(Database).close());
   }
   return errors;

@@ -6,9 +6,14 @@ import { Clock } from '../ports/clock';
 import { Logger } from '../ports/logger';
 import { Authenticator, RouteTable } from './route';
 import { Router } from './router';
+import { DEFAULT_SSE_SETTINGS, SseSettings } from './sse';
 
-/** Binds the `Router`: every feature's route table (ops included), its request log and metrics. */
+/**
+ * Binds the `Router`: every feature's route table (ops included), its request log and metrics; and
+ * the settings of every event stream (`http/sse.ts`).
+ */
 export const httpModule = new ContainerModule(({ bind }) => {
+  bind(SseSettings).toConstantValue(DEFAULT_SSE_SETTINGS);
   bind(Router)
     .toResolvedValue(
       (

@@ -8,7 +8,7 @@ export { blobStoreContract, patterned, readAll, streamOf } from '../adapters/blo
 export { clockContract } from '../adapters/clock.contract';
 export { contentHasherContract } from '../adapters/content-hasher.contract';
 export { describeDatabaseContract, type DatabaseUnderTest } from '../adapters/database.contract';
-export { describeEventBusContract } from '../adapters/event-bus.contract';
+export { describeEventBusContract, type EventBusTestBed } from '../adapters/event-bus.contract';
 export { describeHttpClientContract, startLoopbackSink, type LoopbackSink } from '../adapters/http-client.contract';
 export { idGeneratorContract } from '../adapters/id-generator.contract';
 export { describeJobQueueContract, CONTRACT_NOTES, type JobQueueTestBed } from '../adapters/job-queue.contract';

@@ -1,11 +1,14 @@
 import { inject, injectable } from 'inversify';
-import { EventBus } from '../../ports/event-bus';
+import { DurableEventBus, type EventBus } from '../../ports/event-bus';
 import type { PublishedWorkspaceEvent, WorkspaceEvent, WorkspaceEventSubscription, WorkspaceEvents } from './workspace-events';
 
-/** `WorkspaceEvents` on the `EventBus` port: one topic per workspace, the bus's numbering as ids. */
+/**
+ * `WorkspaceEvents` on the `DurableEventBus`: one topic per workspace, the bus's numbering as ids,
+ * so ids and the replay backlog survive a restart and are shared by instances on one database.
+ */
 @injectable()
 export class BusWorkspaceEvents implements WorkspaceEvents {
-  constructor(@inject(EventBus) private readonly bus: EventBus) {}
+  constructor(@inject(DurableEventBus) private readonly bus: EventBus) {}
 
   async publish(workspaceId: string, event: WorkspaceEvent): Promise<PublishedWorkspaceEvent> {
     const published = await this.bus.publish(topicOf(workspaceId), event);

@@ -1,0 +1,151 @@
+import type { Clock, Timer } from '../ports/clock';
+
+/**
+ * Server-sent events (the `text/event-stream` format of the HTML standard), written once for every
+ * streaming route: workspace events, thread replies (the AI SDK UI message stream is SSE), command
+ * output. A route opens a stream, sends frames as things happen and returns `stream.response`.
+ *
+ * What every stream does (docs/api.md#event-streams):
+ * - its head and a first `retry:` line go out at once, so a client knows it is connected before
+ *   the first event (the server adapter writes a body's first chunk as soon as it is there);
+ * - a comment line every `heartbeatMs` (15 s) on the `Clock` port, so proxies and clients see a
+ *   live connection;
+ * - at most `maxBufferedBytes` wait unread per client: a client that does not read is dropped
+ *   (its connection cut, so it reconnects with its last id) instead of growing memory, and no other
+ *   client waits for it;
+ * - it ends when the client goes away (the request's signal, or the body cancelled), stopping its
+ *   timer and calling `onClose` so the route drops its subscription.
+ * `Cache-Control: no-cache, no-transform` and `X-Accel-Buffering: no` keep proxies (nginx) and
+ * compression middleware from holding frames back.
+ */
+
+/** How streams behave; one binding for every streaming route, which tests rebind. */
+export const SseSettings = Symbol.for('runloom.SseSettings');
+export interface SseSettings {
+  /** Between two heartbeat comments. */
+  heartbeatMs: number;
+  /** Bytes a client may leave unread before it is dropped. */
+  maxBufferedBytes: number;
+  /** The reconnection delay the stream asks clients to use (`retry:`). */
+  retryMs: number;
+}
+
+export const DEFAULT_SSE_SETTINGS: SseSettings = { heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024, retryMs: 1000 };
+
+export interface SseFrame {
+  /** `event:` name; without it clients dispatch a `message` event. */
+  event?: string;
+  /** `id:`: what the client sends back as `Last-Event-ID` when it reconnects. */
+  id?: string | number;
+  /** The `data:` text; each of its lines becomes a `data:` line. */
+  data: string;
+}
+
+/** Why a stream ended: `end()` was called, the client went away, or it fell too far behind. */
+export type SseCloseReason = 'ended' | 'client-gone' | 'too-slow';
+
+export interface SseStreamOptions extends Partial<SseSettings> {
+  clock: Clock;
+  /** The request's signal: when it aborts, the stream ends. */
+  signal?: AbortSignal;
+  /** Headers besides the event-stream ones (e.g. `x-vercel-ai-ui-message-stream: v1`). */
+  headers?: Record<string, string>;
+  /** Called once, when the stream ends for any reason. */
+  onClose?: (reason: SseCloseReason) => void;
+}
+
+export interface SseStream {
+  /** The 200 answer carrying the stream: what the route handler returns. */
+  readonly response: Response;
+  /** Queues a frame; false (and nothing queued) once the stream has ended. */
+  send(frame: SseFrame): boolean;
+  /** Ends the stream after the frames already queued. */
+  end(): void;
+  readonly closed: boolean;
+}
+
+const encoder = new TextEncoder();
+const HEARTBEAT = encoder.encode(': heartbeat\n\n');
+
+export function openSseStream(options: SseStreamOptions): SseStream {
+  const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_SSE_SETTINGS.maxBufferedBytes;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  let heartbeat: Timer | undefined;
+
+  const finish = (reason: SseCloseReason): void => {
+    if (closed) return;
+    closed = true;
+    heartbeat?.cancel();
+    options.signal?.removeEventListener('abort', onAbort);
+    options.onClose?.(reason);
+  };
+  const onAbort = (): void => {
+    finish('client-gone');
+    controller.error(new Error('the client went away'));
+  };
+  /** Queues bytes; drops the client when they bring its unread bytes past the limit. */
+  const enqueue = (bytes: Uint8Array): boolean => {
+    if (closed) return false;
+    controller.enqueue(bytes);
+    if ((controller.desiredSize ?? 0) >= 0) return true;
+    finish('too-slow');
+    // Erroring discards what is queued and makes the server adapter cut the connection.
+    controller.error(new Error(`the client left more than ${maxBufferedBytes} bytes unread`));
+    return false;
+  };
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(streamController) {
+        controller = streamController;
+      },
+      cancel() {
+        finish('client-gone');
+      },
+    },
+    { highWaterMark: maxBufferedBytes, size: (chunk) => chunk.byteLength },
+  );
+  enqueue(encoder.encode(`retry: ${options.retryMs ?? DEFAULT_SSE_SETTINGS.retryMs}\n\n`));
+  if (options.signal?.aborted) onAbort();
+  else {
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    heartbeat = options.clock.setInterval(() => enqueue(HEARTBEAT), options.heartbeatMs ?? DEFAULT_SSE_SETTINGS.heartbeatMs);
+  }
+
+  const response = new Response(body, {
+    status: 200,
+    headers: {
+      ...options.headers,
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    },
+  });
+  return {
+    response,
+    send: (frame) => enqueue(encoder.encode(frameText(frame))),
+    end() {
+      if (closed) return;
+      finish('ended');
+      controller.close();
+    },
+    get closed() {
+      return closed;
+    },
+  };
+}
+
+/** The text of one frame; an `event` or `id` with a line break would end the frame early and is refused. */
+function frameText(frame: SseFrame): string {
+  let text = '';
+  if (frame.event !== undefined) text += `event: ${singleLine(frame.event, 'event')}\n`;
+  if (frame.id !== undefined) text += `id: ${singleLine(String(frame.id), 'id')}\n`;
+  for (const line of frame.data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`;
+  return `${text}\n`;
+}
+
+function singleLine(value: string, field: string): string {
+  if (/[\r\n\0]/.test(value)) throw new Error(`an SSE ${field} must be one line without NUL`);
+  return value;
+}
