@@ -1,0 +1,285 @@
+import { inject, injectable } from 'inversify';
+import { RunloomConfig } from '../../config';
+import { DomainError } from '../errors';
+import type { Lifecycle } from '../lifecycle';
+import { Clock, type Timer } from '../../ports/clock';
+import { Database, type Migration } from '../../ports/database';
+import { IdGenerator } from '../../ports/id-generator';
+import { Logger } from '../../ports/logger';
+import { ModelGateway, type ModelRequest } from '../../ports/model-gateway';
+import { ProviderService } from '../providers/provider-service';
+import { type AccountRecord, Repository } from '../storage/repository';
+import { WorkspaceConfigService } from '../workspaces/workspace-config-service';
+import { WorkspaceService } from '../workspaces/workspace-service';
+import { ReplyBuilder, type ReplyStatus, type UIMessageChunk } from './reply-builder';
+import { texts, toModelConversation } from './thread-history';
+import type { StreamThreadInput, Thread, UIMessage } from './thread-schemas';
+import { mergeMessages, ThreadService } from './thread-service';
+import { MAX_STREAM_BUFFER_BYTES, type StreamDebugView, ThreadStream, ThreadStreamRegistry } from './thread-stream-registry';
+
+const MARKERS = 'thread_stream_markers';
+
+export const threadStreamMigrations: Migration[] = [
+  { id: 'threads/002-create-stream-markers', steps: [{ createCollection: MARKERS, fields: { account_id: 'text' } }] },
+];
+
+/**
+ * How often the partial reply of a stream is written to its thread while it streams: what is
+ * left, marked interrupted, when the process dies mid-reply.
+ */
+export const CHECKPOINT_INTERVAL_MS = 1000;
+
+/** A reply being streamed, recorded in the store for as long as it streams (see `start` of the lifecycle). */
+interface StreamMarker extends AccountRecord {
+  workspace_id: string;
+  thread_id: string;
+  message_id: string;
+  started_at: string;
+}
+
+/** Why a stream stopped before the model finished: the reason its `AbortController` aborts with. */
+class StreamStop extends Error {
+  constructor(
+    readonly status: Exclude<ReplyStatus, 'streaming' | 'complete'>,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const INTERRUPTED = 'the server stopped while the reply was streaming; the partial reply is kept';
+
+/**
+ * Streamed assistant replies of threads (docs/api.md#thread-streams). `reply` appends the user
+ * message and an assistant message marked `streaming`, then generates in the background: the
+ * model gateway's events become UI message chunks, buffered in a `ThreadStream` of the registry
+ * that any number of HTTP subscribers read and rejoin; the client going away does not stop it.
+ * The reply is saved when it ends (finished, failed, cancelled, idle past the bound), checkpointed
+ * while it streams, and marked interrupted after a crash by this lifecycle's `start`; `stop` ends
+ * every stream as interrupted.
+ */
+@injectable()
+export class ThreadStreams implements Lifecycle {
+  readonly name = 'thread-streams';
+  private readonly markers: Repository<StreamMarker>;
+  /** The generation of each registered stream, settled once its reply is saved. */
+  private readonly generations = new Map<ThreadStream, Promise<void>>();
+
+  constructor(
+    @inject(ThreadService) private readonly threads: ThreadService,
+    @inject(ThreadStreamRegistry) private readonly registry: ThreadStreamRegistry,
+    @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
+    @inject(WorkspaceConfigService) private readonly configs: WorkspaceConfigService,
+    @inject(ProviderService) private readonly providers: ProviderService,
+    @inject(ModelGateway) private readonly gateway: ModelGateway,
+    @inject(Database) private readonly database: Database,
+    @inject(IdGenerator) private readonly ids: IdGenerator,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(Logger) private readonly logger: Logger,
+    @inject(RunloomConfig) private readonly config: RunloomConfig,
+  ) {
+    this.markers = new Repository(database, MARKERS);
+  }
+
+  /**
+   * Starts a reply on the thread and answers its stream. 400: no text, no model (request, then the
+   * workspace config's `models.default`), a provider the account has not configured or has
+   * disabled; 404: no such workspace or thread; 409: the thread is already streaming, or the
+   * workspace is archived.
+   */
+  async reply(accountId: string, workspaceId: string, input: StreamThreadInput): Promise<ThreadStream> {
+    await this.workspaces.requireWritable(accountId, workspaceId);
+    const user = userMessage(input.message, () => this.ids.newId());
+    const active = this.registry.get(workspaceId, input.threadId);
+    if (active) throw busy(active);
+    const model = input.model ?? (await this.configs.get(accountId, workspaceId)).models?.default;
+    if (!model) {
+      throw DomainError.invalid(
+        `no model for thread ${input.threadId}: send model: {provider, model} with the request, or set models.default in the workspace config (PATCH /workspace/${workspaceId}/config)`,
+      );
+    }
+    const credentials = await this.providers.getCredentials(accountId, model.provider);
+    const stream = new ThreadStream(this.ids.newId(), accountId, workspaceId, input.threadId, this.ids.newId(), model, this.clock.now().toISOString());
+    const racing = this.registry.claim(stream);
+    if (racing) throw busy(racing);
+    const builder = new ReplyBuilder(stream.messageId, { status: 'streaming', model, streamId: stream.id });
+    let thread: Thread;
+    try {
+      // The marker goes first: a crash after it finds a streaming message to mark, or none.
+      await this.markers.insert({
+        id: stream.id,
+        account_id: accountId,
+        workspace_id: workspaceId,
+        thread_id: stream.threadId,
+        message_id: stream.messageId,
+        started_at: stream.startedAt,
+      });
+      thread = await this.threads.change(accountId, workspaceId, stream.threadId, (current) => ({
+        ...current,
+        messages: mergeMessages(current.messages, [user, builder.message()]),
+      }));
+    } catch (error) {
+      this.registry.release(stream);
+      await this.markers.delete(accountId, stream.id).catch(() => undefined);
+      throw error;
+    }
+    const conversation = toModelConversation(thread.messages.filter((message) => message.id !== stream.messageId));
+    const request: ModelRequest = { provider: model.provider, model: model.model, credentials, ...conversation, signal: stream.abort.signal };
+    this.generations.set(stream, this.generate(stream, builder, request));
+    return stream;
+  }
+
+  /** The thread's active stream, if it has one (a missing thread has none). */
+  async active(accountId: string, workspaceId: string, threadId: string): Promise<ThreadStream | undefined> {
+    await this.workspaces.require(accountId, workspaceId);
+    return this.registry.get(workspaceId, threadId);
+  }
+
+  /**
+   * Stops the thread's reply and waits until the partial reply is saved (marked cancelled);
+   * false when nothing was streaming. 404 for a thread without a file.
+   */
+  async cancel(accountId: string, workspaceId: string, threadId: string): Promise<boolean> {
+    const stream = await this.active(accountId, workspaceId, threadId);
+    if (!stream) {
+      await this.threads.get(accountId, workspaceId, threadId);
+      return false;
+    }
+    stream.abort.abort(new StreamStop('cancelled', 'the reply was cancelled'));
+    await this.generations.get(stream);
+    return true;
+  }
+
+  /** The workspace's active streams with their subscriber counts. */
+  async debug(accountId: string, workspaceId: string): Promise<StreamDebugView[]> {
+    await this.workspaces.require(accountId, workspaceId);
+    return this.registry.inWorkspace(workspaceId).map((stream) => stream.debugView());
+  }
+
+  /** Marks the replies a previous process left streaming as interrupted (never left pending). */
+  async start(): Promise<void> {
+    const left = (await this.database.find(MARKERS)) as StreamMarker[];
+    for (const marker of left) {
+      try {
+        await this.threads.change(marker.account_id, marker.workspace_id, marker.thread_id, (thread) => ({
+          ...thread,
+          messages: thread.messages.map((message) => (message.id === marker.message_id ? interrupted(message) : message)),
+        }));
+      } catch (error) {
+        // The thread or its workspace is gone, or its file broken: nothing left to mark.
+        this.logger.warn({ thread: marker.thread_id, error: (error as Error).message }, 'an interrupted thread reply could not be marked');
+      }
+      await this.markers.delete(marker.account_id, marker.id);
+    }
+  }
+
+  /** Ends every stream as interrupted and waits until each partial reply is saved. */
+  async stop(): Promise<void> {
+    for (const stream of this.registry.all()) stream.abort.abort(new StreamStop('interrupted', INTERRUPTED));
+    await Promise.all(this.generations.values());
+  }
+
+  private async generate(stream: ThreadStream, builder: ReplyBuilder, request: ModelRequest): Promise<void> {
+    const stopWith = (stop: StreamStop): void => {
+      if (!stream.abort.signal.aborted) stream.abort.abort(stop);
+    };
+    const push = (chunks: UIMessageChunk[]): void => {
+      if (!stream.append(chunks)) {
+        stopWith(new StreamStop('error', `the reply passed the stream buffer of ${MAX_STREAM_BUFFER_BYTES} bytes and was ended`));
+      }
+    };
+    push(builder.start());
+    const idle = this.watchIdle(stream, stopWith);
+    let checkpoint: Timer | undefined;
+    try {
+      for await (const event of this.gateway.stream(request)) {
+        idle.touch();
+        // Once stopped, the gateway's own `aborted` error says less than the reason we stopped for.
+        if (stream.abort.signal.aborted) break;
+        push(builder.push(event));
+        checkpoint ??= builder.done
+          ? undefined
+          : this.clock.setTimeout(() => {
+              checkpoint = undefined;
+              void this.save(stream, () => builder.message());
+            }, CHECKPOINT_INTERVAL_MS);
+      }
+    } finally {
+      idle.stop();
+      checkpoint?.cancel();
+    }
+    if (!builder.done) {
+      const reason = stream.abort.signal.reason;
+      const stop = reason instanceof StreamStop ? reason : new StreamStop('error', 'the model stream ended without finishing');
+      stream.append(builder.fail(stop.status, stop.message), true);
+    }
+    await this.save(stream, () => builder.message());
+    await this.markers.delete(stream.accountId, stream.id).catch((error: unknown) => {
+      this.logger.warn({ stream: stream.id, error: (error as Error).message }, 'a thread stream marker could not be removed');
+    });
+    stream.end();
+    this.registry.release(stream);
+    this.generations.delete(stream);
+  }
+
+  /** Writes the reply into its thread; a thread deleted (or broken) meanwhile keeps nothing, and says so in the log. */
+  private async save(stream: ThreadStream, message: () => UIMessage): Promise<void> {
+    try {
+      await this.threads.change(stream.accountId, stream.workspaceId, stream.threadId, (thread) => ({
+        ...thread,
+        messages: mergeMessages(thread.messages, [message()]),
+      }));
+    } catch (error) {
+      this.logger.warn({ stream: stream.id, thread: stream.threadId, error: (error as Error).message }, 'a thread reply could not be saved');
+    }
+  }
+
+  /** Stops the stream once the vendor has sent nothing for `threadStreamIdleTimeoutMs` (on the `Clock`). */
+  private watchIdle(stream: ThreadStream, stopWith: (stop: StreamStop) => void): { touch(): void; stop(): void } {
+    const timeoutMs = this.config.threadStreamIdleTimeoutMs;
+    let last = this.clock.now().getTime();
+    let timer: Timer;
+    const arm = (ms: number): void => {
+      timer = this.clock.setTimeout(() => {
+        const quiet = this.clock.now().getTime() - last;
+        if (quiet < timeoutMs) return arm(timeoutMs - quiet);
+        stopWith(new StreamStop('error', `the model sent nothing for ${timeoutMs / 1000} s; the reply was ended and what came is kept`));
+      }, ms);
+    };
+    arm(timeoutMs);
+    return {
+      touch: () => (last = this.clock.now().getTime()),
+      stop: () => timer.cancel(),
+    };
+  }
+}
+
+function busy(stream: ThreadStream): DomainError {
+  return DomainError.conflict(
+    `thread ${stream.threadId} is streaming a reply (stream ${stream.id}, started ${stream.startedAt}); rejoin it with GET /workspace/${stream.workspaceId}/threads/stream?threadId=${stream.threadId} or cancel it with DELETE /workspace/${stream.workspaceId}/threads/${stream.threadId}/stream`,
+  );
+}
+
+/** The request's message as a user UI message; 400 when it has neither text nor a file. */
+function userMessage(message: StreamThreadInput['message'], newId: () => string): UIMessage {
+  const ui: UIMessage =
+    typeof message === 'string' ? { id: newId(), role: 'user', parts: [{ type: 'text', text: message }] } : { ...message, id: message.id ?? newId() };
+  const hasContent = texts(ui).some((text) => text.trim() !== '') || ui.parts.some((part) => part.type === 'file');
+  if (!hasContent) {
+    throw DomainError.invalid('message is empty: send a non-empty string, or a UI message with a non-empty text part', [
+      { path: 'message', message: 'the message has no text' },
+    ]);
+  }
+  return ui;
+}
+
+/** A reply a previous process left streaming, marked interrupted with what it had saved. */
+function interrupted(message: UIMessage): UIMessage {
+  const metadata = (typeof message.metadata === 'object' && message.metadata !== null ? message.metadata : {}) as Record<string, unknown>;
+  if (metadata.status !== 'streaming') return message;
+  return {
+    ...message,
+    parts: message.parts.map((part) => (part.state === 'streaming' ? { ...part, state: 'done' } : part)),
+    metadata: { ...metadata, status: 'interrupted', error: INTERRUPTED },
+  };
+}

@@ -1,0 +1,25 @@
+import { ContainerModule } from 'inversify';
+import { RouteTable } from '../../http/route';
+import { Lifecycle } from '../lifecycle';
+import { Migrations } from '../storage/migrations';
+import { threadRoutes } from './thread-routes';
+import { ThreadService } from './thread-service';
+import { threadIndexMigrations, ThreadStore } from './thread-store';
+import { ThreadStreamRegistry } from './thread-stream-registry';
+import { threadStreamMigrations, ThreadStreams } from './thread-streams';
+
+/**
+ * Threads: files under `.runloom/threads/` of each workspace with their metadata index, and the
+ * streamed replies (the registry of active streams; the lifecycle marks replies a crash cut off).
+ */
+export const threadsModule = new ContainerModule(({ bind }) => {
+  bind(Migrations).toConstantValue([...threadIndexMigrations, ...threadStreamMigrations]);
+  bind(ThreadStore).toSelf().inSingletonScope();
+  bind(ThreadService).toSelf().inSingletonScope();
+  bind(ThreadStreamRegistry).toSelf().inSingletonScope();
+  bind(ThreadStreams).toSelf().inSingletonScope();
+  bind(Lifecycle).toService(ThreadStreams);
+  bind(RouteTable)
+    .toResolvedValue((threads: ThreadService, streams: ThreadStreams) => threadRoutes(threads, streams), [ThreadService, ThreadStreams])
+    .inSingletonScope();
+});
