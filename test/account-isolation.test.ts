@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { createAccountRecords } from './support/account-records';
+import { answerText } from './support/event-stream';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { sampleFromSchema } from './support/json-schema-sample';
 import { fillPath, isIdParam, jsonBodySchema, recordKindOf, routeCatalog, type CatalogRoute } from './support/route-catalog';
@@ -109,7 +110,7 @@ describe('account isolation: another account’s id answers exactly as a missing
       init.body = JSON.stringify(body);
     }
     const response = await t.request(`${path}${query}`, init);
-    return { status: response.status, text: await response.text() };
+    return { status: response.status, text: await answerText(response) };
   }
 
   /** The id property names a sample fills with `owner`'s records (`gold_label_id` → its gold label). */

@@ -4,6 +4,7 @@ import { listen, type ListeningServer } from '../packages/server-adapter/src/ser
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startCallbackReceiver } from './support/callback-sink';
 import { createAccountRecords } from './support/account-records';
+import { answerText } from './support/event-stream';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { hostileQueryValues, hostileSegments, MALFORMED_JSON, WRONG_TOP_LEVEL } from './support/hostile-inputs';
 import { arbitraryFor, type SchemaArbitraryOptions } from './support/json-schema-arbitrary';
@@ -384,7 +385,8 @@ describe('OpenAPI-driven fuzzer: every operation of the document, valid and brok
     // A form body sets its own Content-Type with the boundary.
     if (request.contentType !== undefined && !(body instanceof FormData)) headers['content-type'] = request.contentType;
     const response = await fetch(`${server.url}${path}${query ? `?${query}` : ''}`, { method: operation.method, headers, body });
-    const text = await response.text();
+    // An event stream's answer is checked on its head and first chunk: the stream itself never ends.
+    const text = await answerText(response);
     return { status: response.status, contentType: response.headers.get('content-type') ?? '', text };
   }
 
