@@ -12,6 +12,7 @@ import { Database } from '../ports/database';
 import { DurableEventBus, EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
 import { JobQueue } from '../ports/job-queue';
+import { GitClient } from '../ports/git-client';
 import { HttpClient } from '../ports/http-client';
 import { Logger } from '../ports/logger';
 import { PasswordHasher } from '../ports/password-hasher';
@@ -28,6 +29,7 @@ import { LocalDiskBlobStore } from './node/local-disk-blob-store';
 import { NodeWorkspaceFileSystems } from './node/node-workspace-file-system';
 import { NodeContentHasher } from './node/node-content-hasher';
 import { GuardedHttpClient } from './node/guarded-http-client';
+import { IsomorphicGitClient } from './git/isomorphic-git-client';
 import { SilentLogger } from './node/pino-logger';
 import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
 import { SystemClock } from './node/system-clock';
@@ -53,6 +55,10 @@ export const platformModule = new ContainerModule(({ bind }) => {
       (config: RunloomConfig) => new GuardedHttpClient({ egress: { allowPrivateNetwork: config.allowPrivateNetwork, allow: config.egressAllow } }),
       [RunloomConfig],
     )
+    .inSingletonScope();
+  // Git remotes are reached through the same HttpClient, so the same egress policy.
+  bind(GitClient)
+    .toResolvedValue((http: HttpClient) => new IsomorphicGitClient({ http }), [HttpClient])
     .inSingletonScope();
   bind(PatternMatcher).toConstantValue(new WorkerPatternMatcher());
   bind(Database)

@@ -24,6 +24,8 @@ export const DomainErrorCodes = defineErrorCodes({
   UNAVAILABLE: 'the service is not ready',
   /** This server lacks a program the operation needs (e.g. LibreOffice); the message says what to install. */
   NOT_IMPLEMENTED: 'not available on this server',
+  /** A remote the caller named (a git repository) refused the request or did not answer. */
+  REMOTE_FAILED: 'the remote refused the request or did not answer',
 });
 
 export type DomainErrorCode = keyof typeof DomainErrorCodes;
@@ -92,6 +94,9 @@ export class DomainError extends Error {
   }
   static notImplemented(message: string): DomainError {
     return new DomainError('NOT_IMPLEMENTED', message);
+  }
+  static remoteFailed(message: string): DomainError {
+    return new DomainError('REMOTE_FAILED', message);
   }
 }
 

@@ -21,6 +21,8 @@ export const ErrorCodes = {
   PAYLOAD_TOO_LARGE: { status: 413, message: domain.PAYLOAD_TOO_LARGE },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported media type' },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'range not satisfiable' },
+  // A 4xx: the remote is the caller's input (docs/api.md#repositories); a 5xx would say the bug is ours.
+  REMOTE_FAILED: { status: 422, message: domain.REMOTE_FAILED },
   RATE_LIMITED: { status: 429, message: domain.RATE_LIMITED },
   INTERNAL: { status: 500, message: 'internal error' },
   NOT_IMPLEMENTED: { status: 501, message: domain.NOT_IMPLEMENTED },
