@@ -21,6 +21,9 @@ import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 import { webhooksModule } from './domain/webhooks/webhooks-module';
+import { ThreadService } from './domain/threads/thread-service';
+import { ThreadStreams } from './domain/threads/thread-streams';
+import { threadsModule } from './domain/threads/threads-module';
 import { WorkspaceService } from './domain/workspaces/workspace-service';
 import { workspacesModule } from './domain/workspaces/workspaces-module';
 import { workspaceEventsModule } from './domain/workspace-events/workspace-events-module';
@@ -57,6 +60,7 @@ const featureModules: ContainerModule[] = [
   runnablesModule,
   modelsModule,
   workspacesModule,
+  threadsModule,
   workspaceEventsModule,
 ];
 
@@ -122,6 +126,16 @@ export class Runloom {
   /** The event stream of each workspace (`GET /workspace/{id}/events`): publish and follow changes. */
   get workspaceEvents(): WorkspaceEvents {
     return this.container.get<WorkspaceEvents>(WorkspaceEvents);
+  }
+
+  /** Chat threads of workspaces: files under `.runloom/threads/` and their metadata index. */
+  get threads(): ThreadService {
+    return this.container.get<ThreadService>(ThreadService);
+  }
+
+  /** Streamed replies of threads: start one, rejoin or cancel it, list the active ones. */
+  get threadStreams(): ThreadStreams {
+    return this.container.get<ThreadStreams>(ThreadStreams);
   }
 
   /**
