@@ -3,7 +3,7 @@
 //   it (the package's entry points), the sql.js snapshot worker, ai-sdk.js (loaded on the first
 //   model call) and sql-wasm.wasm beside them;
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
-// - the VS Code extension: packages/vscode/dist/extension.js.
+// - the VS Code extension: packages/vscode/dist/extension.js (client) and server.js (language server).
 // CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
 // errors name real classes, sourcemaps on; `--watch` rebuilds on change. Type declarations are
 // tsc's (the tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
@@ -106,11 +106,24 @@ const bundles = [
     wasm: false,
   },
   {
+    // The extension: a thin client in the extension host, and the language server (its own
+    // process) that carries the core, with the core's worker, lazily loaded AI SDK and wasm beside it.
     entryPoints: {
-      extension: 'packages/vscode/src/extension.ts',
+      extension: 'packages/vscode/src/client/extension.ts',
+      server: 'packages/vscode/src/server/server.ts',
+      'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
+      'ai-sdk': aiSdkEntry,
     },
     outdir: 'packages/vscode/dist',
     external: ['vscode'],
+    wasm: true,
+  },
+  {
+    // The extension's integration suite, run inside a real VS Code (test/vscode-extension.test.ts);
+    // not part of the .vsix.
+    entryPoints: { index: 'packages/vscode/integration/index.ts' },
+    outdir: 'packages/vscode/dist-integration',
+    external: ['vscode', 'mocha'],
     wasm: false,
   },
 ];
@@ -129,6 +142,10 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     external: [...external, 'pg-native'],
     plugins: [...plugins, aiSdkApart],
     supported: { 'dynamic-import': false },
+    // ESM-only dependencies (fdir, under tinyglobby) read `import.meta.url`, which a CommonJS
+    // bundle lacks: give them this file's URL.
+    define: { 'import.meta.url': 'importMetaUrl' },
+    banner: { js: 'const importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     logLevel: 'warning',
   };
   mkdirSync(options.outdir, { recursive: true });

@@ -39,7 +39,7 @@ const domainImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.runloom-data/**', '**/*.cjs'] },
+  { ignores: ['**/dist/**', '**/dist-integration/**', '**/node_modules/**', '.runloom-data/**', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: globals.node } },
