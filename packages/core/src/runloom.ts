@@ -9,9 +9,6 @@ import { goldLabelsModule } from './domain/gold-labels/gold-labels-module';
 import { opsModule } from './domain/ops/ops-module';
 import { EvaluationService } from './domain/evaluations/evaluation-service';
 import { evaluationsModule } from './domain/evaluations/evaluations-module';
-import { CommandExecutionService } from './domain/commands/command-execution-service';
-import { CommandService } from './domain/commands/command-service';
-import { commandsModule } from './domain/commands/commands-module';
 import { Lifecycle } from './domain/lifecycle';
 import { ProcessRunService } from './domain/processes/process-run-service';
 import { processesModule } from './domain/processes/processes-module';
@@ -32,8 +29,6 @@ import { threadsModule } from './domain/threads/threads-module';
 import { WorkspaceService } from './domain/workspaces/workspace-service';
 import { workspacesModule } from './domain/workspaces/workspaces-module';
 import { workspaceEventsModule } from './domain/workspace-events/workspace-events-module';
-import { WorkspaceFileService } from './domain/workspace-files/workspace-file-service';
-import { workspaceFilesModule } from './domain/workspace-files/workspace-files-module';
 import { WorkspaceEvents } from './domain/workspace-events/workspace-events';
 import type { ConnectionInfo, Exchange } from './http/exchange';
 import { httpModule } from './http/http-module';
@@ -67,10 +62,8 @@ const featureModules: ContainerModule[] = [
   runnablesModule,
   modelsModule,
   workspacesModule,
-  workspaceFilesModule,
   threadsModule,
   workspaceEventsModule,
-  commandsModule,
   processesModule,
 ];
 
@@ -133,29 +126,9 @@ export class Runloom {
     return this.container.get<WorkspaceService>(WorkspaceService);
   }
 
-  /** Commands of workspaces: their files and index, search, usage. */
-  get commands(): CommandService {
-    return this.container.get<CommandService>(CommandService);
-  }
-
-  /** Executions of workspace commands: execute, read, follow, cancel, wait for the end. */
-  get commandExecutions(): CommandExecutionService {
-    return this.container.get<CommandExecutionService>(CommandExecutionService);
-  }
-
-  /** Files and directories of workspaces: read, write, move, delete, zip, PDF, path search. */
-  get workspaceFiles(): WorkspaceFileService {
-    return this.container.get<WorkspaceFileService>(WorkspaceFileService);
-  }
-
   /** The event stream of each workspace (`GET /workspace/{id}/events`): publish and follow changes. */
   get workspaceEvents(): WorkspaceEvents {
     return this.container.get<WorkspaceEvents>(WorkspaceEvents);
-  }
-
-  /** Process runs of workspaces: create, start, pause, resume, cancel, approve, retry and skip tasks. */
-  get processes(): ProcessRunService {
-    return this.container.get<ProcessRunService>(ProcessRunService);
   }
 
   /** Chat threads of workspaces: files under `.runloom/threads/` and their metadata index. */
@@ -166,6 +139,11 @@ export class Runloom {
   /** Streamed replies of threads: start one, rejoin or cancel it, list the active ones. */
   get threadStreams(): ThreadStreams {
     return this.container.get<ThreadStreams>(ThreadStreams);
+  }
+
+  /** Process runs of workspaces: create, start, pause, resume, cancel, approve, retry and skip tasks. */
+  get processes(): ProcessRunService {
+    return this.container.get<ProcessRunService>(ProcessRunService);
   }
 
   /**
