@@ -131,7 +131,11 @@ describe('account isolation: another account’s id answers exactly as a missing
     for (let attempt = 0; attempt < 30; attempt++) {
       const body = sampleFromSchema(jsonBodySchema(creator), random, { idFor: idsOf(owner, creator) });
       const answer = await call(creator, pathOf(creator, owner), owner, body);
-      if (answer.status >= 200 && answer.status < 300) return (JSON.parse(answer.text) as { id: string }).id;
+      // v1 answers the record, workspace routes `{data: record}` (docs/api.md#workspaces).
+      if (answer.status >= 200 && answer.status < 300) {
+        const created = JSON.parse(answer.text) as { id?: string; data?: { id: string } };
+        return created.data?.id ?? created.id;
+      }
     }
     return undefined;
   }

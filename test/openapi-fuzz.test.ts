@@ -156,6 +156,8 @@ describe('OpenAPI-driven fuzzer: every operation of the document, valid and brok
       ['run', records.run],
       ['resource', records.resource],
       ['gold_label', records.gold_label],
+      ['workspace', records.workspace],
+      ['template', records.template],
       ['evaluation', ((await evaluation.json()) as { id: string }).id],
       ['client', client.client_id],
     ] as const) {

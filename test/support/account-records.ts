@@ -3,7 +3,7 @@ import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vend
 import type { TestRunloom } from './harness';
 
 /** Ids of one record of each kind an account can own, keyed by the kind route parameters name. */
-export type AccountRecords = Record<'runnable' | 'run' | 'resource' | 'gold_label', string>;
+export type AccountRecords = Record<'runnable' | 'run' | 'resource' | 'gold_label' | 'workspace' | 'template', string>;
 
 export interface AccountRecordOptions {
   account: string;
@@ -27,7 +27,8 @@ async function created(response: Promise<Response>, status = 201): Promise<Recor
 /**
  * One record of every kind in `account`, made through HTTP the way a client makes them: the
  * provider configuration, a prompt runnable on the fake vendor, a text resource, a finished run
- * of the runnable on the resource, and a gold label of the run's output.
+ * of the runnable on the resource, a gold label of the run's output, a workspace template with one
+ * file and a workspace made from it.
  */
 export async function createAccountRecords(t: TestRunloom, options: AccountRecordOptions): Promise<AccountRecords> {
   const { account, vendor } = options;
@@ -71,5 +72,9 @@ export async function createAccountRecords(t: TestRunloom, options: AccountRecor
   const label = await created(
     t.request(`/v1/run/${run.id}/gold-labels`, json('POST', { output_resource_name: output.name, text_value: 'expected' }, account)),
   );
-  return { runnable: runnable.id, run: run.id, resource: resource.id, gold_label: label.id };
+  const template = await created(
+    t.request('/workspaces/templates', json('POST', { name: `notes of ${account}`, files: [{ path: 'README.md', content: `# ${account}\n` }] }, account)),
+  );
+  const workspace = await created(t.request('/workspaces', json('POST', { name: `workspace of ${account}`, template_id: template.data.id }, account)));
+  return { runnable: runnable.id, run: run.id, resource: resource.id, gold_label: label.id, workspace: workspace.data.id, template: template.data.id };
 }

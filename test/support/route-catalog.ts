@@ -51,17 +51,23 @@ export async function routeCatalog(t: TestRunloom): Promise<{ routes: CatalogRou
   return { routes, document };
 }
 
-/** Parameters that name a stored record by id: `id` and `*_id`. */
+/** Parameters that name a stored record by id: `id`, `*_id` and (on workspace routes) `*Id`. */
 export function isIdParam(name: string): boolean {
-  return name === 'id' || name.endsWith('_id');
+  return name === 'id' || name.endsWith('_id') || /[a-z]Id$/.test(name);
 }
 
 /**
- * The kind of record an id parameter names: `{run_id}` and `{gold_label_id}` by their name,
- * `{id}` by the path segment before it (`/v1/runnable/{id}/runs` names a runnable).
+ * The kind of record an id parameter names: `{run_id}`, `{gold_label_id}` and `{workspaceId}` by
+ * their name (snake_case), `{id}` by the path segment before it (`/v1/runnable/{id}/runs` names a
+ * runnable).
  */
 export function recordKindOf(path: string, param: string): string {
-  if (param !== 'id') return param.replace(/_id$/, '').replace(/-/g, '_');
+  if (param !== 'id') {
+    return param
+      .replace(/_id$|Id$/, '')
+      .replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+      .replace(/-/g, '_');
+  }
   const segments = path.split('/');
   const index = segments.indexOf(`{${param}}`);
   return (segments[index - 1] ?? 'record').replace(/-/g, '_');
