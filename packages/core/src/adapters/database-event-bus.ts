@@ -39,8 +39,6 @@ interface TopicState {
   name: string;
   /** The highest number known to be stored; undefined until read from the store. */
   head: number | undefined;
-  /** The highest number handed to this process's subscribers; undefined before the first. */
-  delivered: number | undefined;
   subscribers: Set<BusSubscriber>;
   /** Publishes waiting for the next write, in call order. */
   queue: PendingPublish[];
@@ -111,7 +109,8 @@ export class DatabaseEventBus implements EventBus {
     const state = this.topic(topic);
     const after = options.after;
     const subscriber = new BusSubscriber(
-      after,
+      // Without `after`: from the newest event this process knows of (the first one delivered, when none).
+      after ?? state.head,
       handler as (event: BusEvent<unknown>) => void,
       (error, event) => this.logger?.warn({ topic: event.topic, seq: event.seq, error: errorMessage(error) }, 'event handler failed'),
       (self) => state.subscribers.delete(self),
@@ -174,12 +173,17 @@ export class DatabaseEventBus implements EventBus {
     }
   }
 
-  /** Delivers `events`, after the stored ones this process's subscribers missed (published elsewhere). */
+  /**
+   * Delivers `events`, after the stored ones a subscriber here has not seen although they come
+   * before them: published by another instance meanwhile.
+   */
   private async deliverAfterGap(state: TopicState, events: BusEvent<unknown>[]): Promise<void> {
     const first = events[0]!.seq;
-    if (state.delivered !== undefined && first > state.delivered + 1 && state.subscribers.size > 0) {
+    const seen = [...state.subscribers].map((subscriber) => subscriber.lastSeen ?? first - 1);
+    const behind = Math.min(first - 1, ...seen);
+    if (behind < first - 1) {
       try {
-        const missed = await this.read(state.name, { after: state.delivered });
+        const missed = await this.read(state.name, { after: behind });
         this.dispatch(state, missed.filter((event) => event.seq < first));
       } catch (error) {
         this.logger?.warn({ topic: state.name, error: errorMessage(error) }, 'reading events published elsewhere failed');
@@ -188,10 +192,9 @@ export class DatabaseEventBus implements EventBus {
     this.dispatch(state, events);
   }
 
+  /** Hands `events` to every subscriber; each skips what it has already had. */
   private dispatch(state: TopicState, events: readonly BusEvent<unknown>[]): void {
     for (const event of events) {
-      if (state.delivered !== undefined && event.seq <= state.delivered) continue;
-      state.delivered = event.seq;
       for (const subscriber of [...state.subscribers]) subscriber.deliver(event);
     }
   }
@@ -253,7 +256,7 @@ export class DatabaseEventBus implements EventBus {
   private topic(name: string): TopicState {
     let state = this.topics.get(name);
     if (!state) {
-      state = { name, head: undefined, delivered: undefined, subscribers: new Set(), queue: [], flushing: undefined };
+      state = { name, head: undefined, subscribers: new Set(), queue: [], flushing: undefined };
       this.topics.set(name, state);
     }
     return state;

@@ -28,6 +28,14 @@ export class BusSubscriber implements Subscription {
     private holding = false,
   ) {}
 
+  /**
+   * The last number handed over, once it is known and no replay is pending: what a bus that can
+   * tell this subscriber missed events (published by another process) reads them from.
+   */
+  get lastSeen(): number | undefined {
+    return this.holding ? undefined : this.lastSeq;
+  }
+
   deliver(...events: BusEvent<unknown>[]): void {
     this.pending.push(...events);
     this.drain();
