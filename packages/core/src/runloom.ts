@@ -29,6 +29,8 @@ import { threadsModule } from './domain/threads/threads-module';
 import { WorkspaceService } from './domain/workspaces/workspace-service';
 import { workspacesModule } from './domain/workspaces/workspaces-module';
 import { workspaceEventsModule } from './domain/workspace-events/workspace-events-module';
+import { WorkspaceFileService } from './domain/workspace-files/workspace-file-service';
+import { workspaceFilesModule } from './domain/workspace-files/workspace-files-module';
 import { WorkspaceEvents } from './domain/workspace-events/workspace-events';
 import type { ConnectionInfo, Exchange } from './http/exchange';
 import { httpModule } from './http/http-module';
@@ -62,6 +64,7 @@ const featureModules: ContainerModule[] = [
   runnablesModule,
   modelsModule,
   workspacesModule,
+  workspaceFilesModule,
   threadsModule,
   workspaceEventsModule,
   processesModule,
@@ -124,6 +127,11 @@ export class Runloom {
   /** Workspaces: records, their files, their lifecycle. */
   get workspaces(): WorkspaceService {
     return this.container.get<WorkspaceService>(WorkspaceService);
+  }
+
+  /** Files and directories of workspaces: read, write, move, delete, zip, PDF, path search. */
+  get workspaceFiles(): WorkspaceFileService {
+    return this.container.get<WorkspaceFileService>(WorkspaceFileService);
   }
 
   /** The event stream of each workspace (`GET /workspace/{id}/events`): publish and follow changes. */

@@ -5,16 +5,19 @@ import { Metrics } from '../ports/metrics';
 import { PromClientMetrics } from './node/prom-client-metrics';
 import { Migrations } from '../domain/storage/migrations';
 import { platformMigrations } from '../domain/storage/platform-migrations';
+import { ArchiveWriter } from '../ports/archive-writer';
 import { BlobStore } from '../ports/blob-store';
 import { Clock } from '../ports/clock';
 import { ContentHasher } from '../ports/content-hasher';
 import { Database } from '../ports/database';
+import { DocumentConverter } from '../ports/document-converter';
 import { DurableEventBus, EventBus } from '../ports/event-bus';
 import { IdGenerator } from '../ports/id-generator';
 import { JobQueue } from '../ports/job-queue';
 import { GitClient } from '../ports/git-client';
 import { HttpClient } from '../ports/http-client';
 import { Logger } from '../ports/logger';
+import { MessageSigner } from '../ports/message-signer';
 import { PasswordHasher } from '../ports/password-hasher';
 import { PatternMatcher } from '../ports/pattern-matcher';
 import { MultipartParser } from '../ports/multipart-parser';
@@ -25,6 +28,7 @@ import { MemoryEventBus } from './memory/memory-event-bus';
 import { openPostgresDatabase } from './postgres/postgres-database';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { BusboyMultipartParser } from './node/busboy-multipart-parser';
+import { HmacMessageSigner } from './node/hmac-message-signer';
 import { LocalDiskBlobStore } from './node/local-disk-blob-store';
 import { NodeWorkspaceFileSystems } from './node/node-workspace-file-system';
 import { NodeContentHasher } from './node/node-content-hasher';
@@ -32,9 +36,11 @@ import { GuardedHttpClient } from './node/guarded-http-client';
 import { IsomorphicGitClient } from './git/isomorphic-git-client';
 import { SilentLogger } from './node/pino-logger';
 import { ScryptPasswordHasher } from './node/scrypt-password-hasher';
+import { SofficeDocumentConverter } from './node/soffice-document-converter';
 import { SystemClock } from './node/system-clock';
 import { UuidV7Generator } from './node/uuid-v7-generator';
 import { WorkerPatternMatcher } from './node/worker-pattern-matcher';
+import { YazlArchiveWriter } from './node/yazl-archive-writer';
 import { DatabaseJobQueue, jobMigrations } from './queue/database-job-queue';
 import { openSqlJsDatabase } from './sqljs/sqljs-database';
 
@@ -82,6 +88,14 @@ export const platformModule = new ContainerModule(({ bind }) => {
   bind(MultipartParser).toConstantValue(new BusboyMultipartParser());
   bind(WorkspaceFileSystems)
     .toResolvedValue((config: RunloomConfig) => new NodeWorkspaceFileSystems(config.workspacesDir ?? path.join(config.dataDir, 'workspaces')), [RunloomConfig])
+    .inSingletonScope();
+  // Signed workspace upload URLs: keyed from the same secret key as the SecretBox.
+  bind(MessageSigner)
+    .toResolvedValue((config: RunloomConfig) => HmacMessageSigner.fromConfig(config), [RunloomConfig])
+    .inSingletonScope();
+  bind(ArchiveWriter).toConstantValue(new YazlArchiveWriter());
+  bind(DocumentConverter)
+    .toResolvedValue((config: RunloomConfig) => new SofficeDocumentConverter({ cacheDir: path.join(config.dataDir, 'cache', 'pdf') }), [RunloomConfig])
     .inSingletonScope();
   bind(Migrations).toConstantValue(jobMigrations);
   bind(JobQueue)

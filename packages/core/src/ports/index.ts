@@ -14,4 +14,7 @@ export * from './pattern-matcher';
 export * from './model-gateway';
 export * from './metrics';
 export * from './workspace-file-system';
+export * from './message-signer';
+export * from './archive-writer';
+export * from './document-converter';
 export * from './git-client';

@@ -182,7 +182,8 @@ export async function contentResponse(content: DownloadableContent, request: Req
   });
 }
 
-function declaredLength(request: Request): number | null {
+/** The Content-Length the client declared, when it is a plain decimal (uploads refuse past their limit before reading). */
+export function declaredLength(request: Request): number | null {
   const header = request.headers.get('content-length');
   return header === null || !/^\d+$/.test(header) ? null : Number(header);
 }
