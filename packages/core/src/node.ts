@@ -6,6 +6,7 @@
 export { platformModule } from './adapters/platform-module';
 export { MemoryDatabase } from './adapters/memory/memory-database';
 export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/memory-event-bus';
+export { MemoryWorkspaceFileSystem, MemoryWorkspaceFileSystems } from './adapters/memory/memory-workspace-file-system';
 export { DatabaseEventBus, eventBusMigrations, type DatabaseEventBusOptions } from './adapters/database-event-bus';
 export { openSqlJsDatabase, SqlJsDatabase, StoreLockedError, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';

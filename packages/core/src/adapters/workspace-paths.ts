@@ -7,10 +7,15 @@ import { WorkspacePathError } from '../ports/workspace-file-system';
  * adapters cannot drift apart on them (the contract suite holds them to it).
  */
 
-/** Refuses an unsafe path with `WorkspacePathError`; `''` (the root) only where a directory is meant. */
-export function checkWorkspacePath(path: string, meaning: 'entry' | 'directory'): void {
+/**
+ * The path as the adapters use it, or `WorkspacePathError` when it is unsafe; `''` (the root) only
+ * where a directory is meant. The rule lets a path end in `/` (`docs/`); that `/` is dropped, so
+ * `docs/` and `docs` are one entry.
+ */
+export function workspacePath(path: string, meaning: 'entry' | 'directory'): string {
   const problem = pathProblem(path, { field: 'path', kind: 'relative', allowEmpty: meaning === 'directory' });
   if (problem) throw new WorkspacePathError(path, problem);
+  return path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
 /**
@@ -40,6 +45,12 @@ export function depthOf(path: string): number {
 /** `name` inside the directory `parent` (`''` is the root). */
 export function childPath(parent: string, name: string): string {
   return parent === '' ? name : `${parent}/${name}`;
+}
+
+/** The directory holding `path` (`''`: the root). */
+export function parentPath(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash === -1 ? '' : path.slice(0, slash);
 }
 
 /** The one order of listings and globs: by path, code unit by code unit (locale-independent). */

@@ -18,4 +18,10 @@ export { multipartParserContract, multipartBody } from '../adapters/multipart-pa
 export { passwordHasherContract } from '../adapters/password-hasher.contract';
 export { describePatternMatcherContract } from '../adapters/pattern-matcher.contract';
 export { describeSecretBoxContract } from '../adapters/secret-box.contract';
+export {
+  describeWorkspaceFileSystemContract,
+  HOSTILE_PATHS,
+  OUTSIDE_CONTENT,
+  type WorkspaceFileSystemTestBed,
+} from '../adapters/workspace-file-system.contract';
 export * from './fake-vendors';

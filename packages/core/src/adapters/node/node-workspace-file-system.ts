@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Dirent, type Stats } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import nodePath from 'node:path';
+import picomatch from 'picomatch';
 import { glob as tinyglobby } from 'tinyglobby';
 import { pathProblem } from '../../domain/paths/safe-path';
 import {
@@ -18,7 +19,7 @@ import {
   WorkspacePathError,
   type WriteFileOptions,
 } from '../../ports/workspace-file-system';
-import { checkGlobPattern, checkWorkspacePath, childPath, comparePaths, depthOf, GLOB_DOT } from '../workspace-paths';
+import { checkGlobPattern, childPath, comparePaths, depthOf, GLOB_DOT, parentPath, workspacePath } from '../workspace-paths';
 import { errorCode, fileReadStream, isMissing, syncDirectory, writeAll, writeStreamToFile } from './durable-file-io';
 
 /**
@@ -78,8 +79,8 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   /** `root` must be a real path (no symbolic link in it), as `NodeWorkspaceFileSystems.open` gives. */
   constructor(readonly localRoot: string) {}
 
-  async stat(path: string): Promise<WorkspaceEntry | undefined> {
-    const target = await this.locate(path, 'directory');
+  async stat(given: string): Promise<WorkspaceEntry | undefined> {
+    const { path, target } = await this.locate(given, 'directory');
     try {
       return entryOf(path, await stat(target));
     } catch (error) {
@@ -102,25 +103,27 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   async readBytes(path: string): Promise<Uint8Array> {
     const handle = await this.openForReading(path);
     try {
-      return await readFile(handle);
+      const bytes = await readFile(handle);
+      // A plain Uint8Array over the same memory: callers compare and pass it as the port says.
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     } finally {
       await handle.close();
     }
   }
 
-  async writeFile(path: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WorkspaceEntry> {
+  async writeFile(given: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WorkspaceEntry> {
     const { maxBytes = Number.POSITIVE_INFINITY, createParents = true, exclusive = false } = options;
-    const target = await this.locate(path, 'entry');
+    const { path, target } = await this.locate(given, 'entry');
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     if (bytes instanceof Uint8Array && bytes.byteLength > maxBytes) throw new WorkspaceFileTooLargeError(maxBytes);
     const existing = await lstat(target).catch(() => undefined);
     if (existing?.isDirectory()) throw new WorkspaceConflictError(path, 'a directory is there');
     if (existing && exclusive) throw new WorkspaceConflictError(path, 'a file is already there');
     const directory = nodePath.dirname(target);
-    if (createParents) await this.makeDirectory(directory, parentOf(path));
+    if (createParents) await this.makeDirectory(directory, parentPath(path));
     const temp = nodePath.join(directory, TEMP_PREFIX + randomBytes(16).toString('hex'));
     const handle = await open(temp, 'wx').catch((error: unknown) => {
-      throw fsError(error, parentOf(path));
+      throw fsError(error, parentPath(path));
     });
     try {
       if (bytes instanceof Uint8Array) await writeAll(handle, [bytes], bytes.byteLength);
@@ -148,14 +151,14 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     return entryOf(path, await stat(target)) as WorkspaceEntry;
   }
 
-  async mkdir(path: string): Promise<WorkspaceEntry> {
-    const target = await this.locate(path, 'directory');
+  async mkdir(given: string): Promise<WorkspaceEntry> {
+    const { path, target } = await this.locate(given, 'directory');
     await this.makeDirectory(target, path);
     return entryOf(path, await stat(target)) as WorkspaceEntry;
   }
 
-  async delete(path: string): Promise<void> {
-    const target = await this.locateEntry(path);
+  async delete(given: string): Promise<void> {
+    const { path, target } = await this.locateEntry(given);
     try {
       await lstat(target);
     } catch (error) {
@@ -165,9 +168,9 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     await syncDirectory(nodePath.dirname(target));
   }
 
-  async rename(from: string, to: string): Promise<void> {
-    const source = await this.locateEntry(from);
-    const destination = await this.locateEntry(to);
+  async rename(givenFrom: string, givenTo: string): Promise<void> {
+    const { path: from, target: source } = await this.locateEntry(givenFrom);
+    const { path: to, target: destination } = await this.locateEntry(givenTo);
     try {
       await lstat(source);
     } catch (error) {
@@ -179,7 +182,7 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     // Checked, then renamed: POSIX rename has no "fail if it exists" for directories; two API
     // calls racing to the same new name is the only way one replaces the other (a file) or fails.
     if (await lstat(destination).catch(() => undefined)) throw new WorkspaceConflictError(to, 'something is already there');
-    await this.makeDirectory(nodePath.dirname(destination), parentOf(to));
+    await this.makeDirectory(nodePath.dirname(destination), parentPath(to));
     try {
       await rename(source, destination);
     } catch (error) {
@@ -189,13 +192,14 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     if (nodePath.dirname(source) !== nodePath.dirname(destination)) await syncDirectory(nodePath.dirname(source));
   }
 
-  async list(path: string): Promise<WorkspaceEntry[]> {
-    const entries = await this.entriesOf(path, await this.locate(path, 'directory'));
+  async list(given: string): Promise<WorkspaceEntry[]> {
+    const { path, target } = await this.locate(given, 'directory');
+    const entries = await this.entriesOf(path, target);
     return entries.sort((a, b) => comparePaths(a.path, b.path));
   }
 
-  async *walk(path: string, { maxDepth }: WalkOptions): AsyncIterable<WorkspaceEntry> {
-    const start = await this.locate(path, 'directory');
+  async *walk(given: string, { maxDepth }: WalkOptions): AsyncIterable<WorkspaceEntry> {
+    const { path, target: start } = await this.locate(given, 'directory');
     if (maxDepth < 1) {
       await this.entriesOf(path, start); // still refuses a missing directory or a file
       return;
@@ -207,7 +211,7 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   glob(pattern: string, options: GlobOptions): Promise<WorkspaceEntry[]>;
   async glob(pattern: string, { maxDepth, directories = true, stats = true }: GlobOptions): Promise<WorkspacePathEntry[]> {
     checkGlobPattern(pattern);
-    if (maxDepth < 1) return [];
+    if (maxDepth < 1 || (await this.baseIsLinked(pattern))) return [];
     const matches = await tinyglobby(pattern, {
       cwd: this.localRoot,
       // tinyglobby counts the root's own entries as depth 0.
@@ -228,6 +232,22 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     }
     found.sort((a, b) => comparePaths(a.path, b.path));
     return stats ? this.withStats(found) : found;
+  }
+
+  /**
+   * Whether the pattern's static base (`src/lib` of `src/lib/**`) passes through a link: tinyglobby
+   * starts its crawl there and would read a linked directory, where globs skip every link.
+   */
+  private async baseIsLinked(pattern: string): Promise<boolean> {
+    let current = this.localRoot;
+    for (const segment of picomatch.scan(pattern).base.split('/')) {
+      if (segment === '') continue;
+      current = nodePath.join(current, segment);
+      const info = await lstat(current).catch(() => undefined);
+      if (!info) return false;
+      if (info.isSymbolicLink()) return true;
+    }
+    return false;
   }
 
   private async withStats(found: WorkspacePathEntry[]): Promise<WorkspaceEntry[]> {
@@ -282,8 +302,8 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     return entries.filter((entry) => entry !== undefined);
   }
 
-  private async openForReading(path: string) {
-    const target = await this.locate(path, 'entry');
+  private async openForReading(given: string) {
+    const { path, target } = await this.locate(given, 'entry');
     const handle = await open(target, READ_FLAGS).catch((error: unknown) => {
       throw fsError(error, path);
     });
@@ -319,13 +339,17 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   }
 
   /**
-   * The real path `path` names: the safe-path rule, then the real path of its deepest existing
-   * ancestor (itself when it exists) joined with the rest. Refuses, touching nothing, a path that
-   * leaves the root through a link, passes through a link pointing nowhere, or names a temporary
-   * file.
+   * The one gate of every path: the safe-path rule (`workspacePath`), then the real path of its
+   * deepest existing ancestor (itself when it exists) joined with the rest, as `target`. Refuses,
+   * touching nothing, a path that leaves the root through a link, passes through a link pointing
+   * nowhere, or names a temporary file.
    */
-  private async locate(path: string, meaning: 'entry' | 'directory'): Promise<string> {
-    checkWorkspacePath(path, meaning);
+  private async locate(given: string, meaning: 'entry' | 'directory'): Promise<{ path: string; target: string }> {
+    const path = workspacePath(given, meaning);
+    return { path, target: await this.realTarget(path) };
+  }
+
+  private async realTarget(path: string): Promise<string> {
     if (path === '') return this.localRoot;
     if (path.split('/').some((segment) => TEMP_NAME.test(segment))) {
       throw new WorkspacePathError(path, `names like '${TEMP_PREFIX}…' are reserved for writes in flight: choose another name`);
@@ -354,13 +378,12 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   }
 
   /**
-   * Where the entry `path` itself is (a link, not what it points to), for `delete` and `rename`;
-   * a path through a link leaving the root is refused all the same.
+   * Like `locate`, but `target` is where the entry itself is (a link, not what it points to), for
+   * `delete` and `rename`; a path through a link leaving the root is refused all the same.
    */
-  private async locateEntry(path: string): Promise<string> {
-    checkWorkspacePath(path, 'entry');
-    await this.locate(path, 'entry');
-    return nodePath.join(await this.locate(parentOf(path), 'directory'), nodePath.basename(path));
+  private async locateEntry(given: string): Promise<{ path: string; target: string }> {
+    const { path } = await this.locate(given, 'entry');
+    return { path, target: nodePath.join(await this.realTarget(parentPath(path)), nodePath.basename(path)) };
   }
 }
 
@@ -368,12 +391,6 @@ function entryOf(path: string, info: Stats): WorkspaceEntry | undefined {
   if (info.isFile()) return { path, type: 'file', size: info.size, mtime: info.mtime };
   if (info.isDirectory()) return { path, type: 'directory', size: 0, mtime: info.mtime };
   return undefined;
-}
-
-/** The directory holding `path` (`''`: the root). */
-function parentOf(path: string): string {
-  const slash = path.lastIndexOf('/');
-  return slash === -1 ? '' : path.slice(0, slash);
 }
 
 /** The port's error for a file-system failure at `path`; anything unexpected passes through. */
