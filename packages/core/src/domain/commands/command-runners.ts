@@ -1,0 +1,221 @@
+import { inject, injectable } from 'inversify';
+import { RunloomConfig } from '../../config';
+import { Clock } from '../../ports/clock';
+import { EventBus } from '../../ports/event-bus';
+import { ModelCallError, ModelGateway } from '../../ports/model-gateway';
+import { ProcessLaunchError, ProcessLauncher } from '../../ports/process-launcher';
+import { DomainError } from '../errors';
+import { ProviderService } from '../providers/provider-service';
+import { TEMPLATE_REFERENCE } from '../runnables/template-syntax';
+import { runTopic } from '../runs/run-engine';
+import { isFinished as isRunFinished, type RunOutput, type RunView } from '../runs/run-record';
+import { RunService } from '../runs/run-service';
+import { WorkspaceService } from '../workspaces/workspace-service';
+import { DEFAULT_TIMEOUT_SECONDS } from './command-schemas';
+import type { ExecutionFailure, ExecutionRecord } from './execution-record';
+import type { LiveOutput } from './live-output';
+
+/** How an execution ended, as its runner saw it. */
+export interface RunnerOutcome {
+  status: 'succeeded' | 'failed' | 'cancelled';
+  exitCode?: number | null;
+  error?: ExecutionFailure | null;
+}
+
+/** What a runner works with: the execution, where its output goes, and its cancel/stop signal. */
+export interface RunnerContext {
+  execution: ExecutionRecord;
+  output: LiveOutput;
+  signal: AbortSignal;
+  /** Stores the run a runnable command started, before waiting on it, so a resumed execution follows it. */
+  linkRun(runId: string): Promise<void>;
+}
+
+/** Shell commands are refused unless the host turned them on; the message says how. */
+export function shellCommandsDisabled(): DomainError {
+  return DomainError.forbidden(
+    'shell commands are disabled on this server; the operator enables them with --enable-shell-commands (RUNLOOM_ENABLE_SHELL_COMMANDS=true, or createRunloom({ shellCommands: true }))',
+  );
+}
+
+/**
+ * Executes one command by type (docs/api.md#commands): `shell` through the `ProcessLauncher`,
+ * `prompt` through the `ModelGateway` (streamed, so the output is readable as it arrives),
+ * `runnable` as a run of the `RunService`. `process` commands are started by the process runs
+ * feature. A runner resolves with the outcome; it throws only when `signal` aborted for a reason
+ * other than the execution's (the queue is stopping).
+ */
+@injectable()
+export class CommandRunners {
+  constructor(
+    @inject(ProcessLauncher) private readonly launcher: ProcessLauncher,
+    @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
+    @inject(ModelGateway) private readonly gateway: ModelGateway,
+    @inject(ProviderService) private readonly providers: ProviderService,
+    @inject(RunService) private readonly runs: RunService,
+    @inject(EventBus) private readonly bus: EventBus,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(RunloomConfig) private readonly config: RunloomConfig,
+  ) {}
+
+  run(context: RunnerContext): Promise<RunnerOutcome> {
+    switch (context.execution.type) {
+      case 'shell':
+        return this.shell(context);
+      case 'prompt':
+        return this.prompt(context);
+      case 'runnable':
+        return this.runnable(context);
+      case 'process':
+        return Promise.resolve(failed('not_supported', 'process commands are not supported on this server yet'));
+    }
+  }
+
+  /**
+   * Runs `argv` followed by the args, each one argv element (never a shell, never interpolated
+   * into a string), in the workspace folder; stopped with its whole process group on cancel or
+   * past `timeout_seconds`.
+   */
+  private async shell({ execution, output, signal }: RunnerContext): Promise<RunnerOutcome> {
+    // Checked again here: a queued execution of a server restarted without the flag must not run.
+    if (!this.config.shellCommands) return failed('shell_disabled', shellCommandsDisabled().message);
+    const files = await this.workspaces.files(execution.account_id, execution.workspace_id);
+    if (files.localRoot === undefined) return failed('no_local_folder', "this workspace's files are not in a folder on this machine, so a shell command cannot run in it");
+    let launched;
+    try {
+      launched = await this.launcher.launch({ argv: [...execution.command.argv!, ...execution.args], cwd: files.localRoot });
+    } catch (error) {
+      if (error instanceof ProcessLaunchError) return failed('launch_failed', error.message);
+      throw error;
+    }
+    const seconds = execution.command.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
+    let timedOut = false;
+    const timer = this.clock.setTimeout(() => {
+      timedOut = true;
+      launched.kill();
+    }, seconds * 1000);
+    const onAbort = (): void => launched.kill();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const chunk of launched.output) output.writeBytes(chunk);
+      const exit = await launched.exited;
+      if (signal.aborted) return this.aborted(signal);
+      if (timedOut) return { ...failed('timeout', `stopped after ${seconds} s (the command's timeout_seconds)`), exitCode: exit.exitCode };
+      if (exit.exitCode === 0) return { status: 'succeeded', exitCode: 0, error: null };
+      const how = exit.exitCode === null ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+      return { ...failed('exit_code', `the command ${how}`), exitCode: exit.exitCode };
+    } finally {
+      timer.cancel();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Renders the template with the args and streams the model's answer into the output. */
+  private async prompt({ execution, output, signal }: RunnerContext): Promise<RunnerOutcome> {
+    const model = execution.model!;
+    const values = namedArgs(execution);
+    const prompt = execution.command.template!.replace(TEMPLATE_REFERENCE, (_match, name: string) => values[name] ?? '');
+    let credentials: object;
+    try {
+      credentials = (await this.providers.getCallSettings(execution.account_id, model.provider)).credentials;
+    } catch (error) {
+      if (error instanceof DomainError) return failed('provider_unavailable', error.message);
+      throw error;
+    }
+    for await (const event of this.gateway.stream({ provider: model.provider, model: model.model, credentials, messages: [{ role: 'user', content: prompt }], signal })) {
+      if (event.type === 'text-delta') output.writeText(event.text);
+      else if (event.type === 'error') {
+        if (signal.aborted) return this.aborted(signal);
+        return failed(event.error instanceof ModelCallError ? event.error.code : 'model_error', event.error.message);
+      }
+    }
+    return { status: 'succeeded', error: null };
+  }
+
+  /**
+   * Starts a run of the runnable (the args fill its inputs by name, as resource ids) and follows
+   * it to its end; a resumed execution follows the run it already started. Cancelling the
+   * execution cancels the run.
+   */
+  private async runnable({ execution, output, signal, linkRun }: RunnerContext): Promise<RunnerOutcome> {
+    let runId = execution.run_id;
+    if (runId === null) {
+      const values = namedArgs(execution);
+      const resources = Object.entries(values).map(([name, resource]) => ({ name, resource }));
+      try {
+        const submitted = await this.runs.submit(execution.account_id, execution.command.runnable_id!, { resources });
+        runId = submitted.mode === 'async' ? submitted.id : submitted.run.id;
+      } catch (error) {
+        if (error instanceof DomainError) return failed('run_refused', error.message);
+        throw error;
+      }
+      await linkRun(runId);
+    }
+    const run = await this.finishedRun(execution.account_id, runId, signal);
+    if (!run) {
+      if (signal.reason instanceof ExecutionCancelled) await this.runs.cancel(execution.account_id, runId).catch(() => undefined);
+      return this.aborted(signal);
+    }
+    output.writeText(outputText(run.outputs));
+    if (run.status === 'succeeded') return { status: 'succeeded', error: null };
+    if (run.status === 'cancelled') return { status: 'cancelled', error: { code: 'cancelled', message: `run ${runId} was cancelled` } };
+    return failed(run.error?.code ?? run.status, `run ${runId} ${run.status}: ${run.error?.message ?? 'no error given'}`);
+  }
+
+  /** The run once finished; undefined when `signal` aborts first. */
+  private finishedRun(accountId: string, runId: string, signal: AbortSignal): Promise<RunView | undefined> {
+    return new Promise<RunView | undefined>((resolve, reject) => {
+      const done = (run: RunView | undefined): void => {
+        subscription.unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+        resolve(run);
+      };
+      const onAbort = (): void => done(undefined);
+      // Listening before reading, so the end cannot slip between the two.
+      const subscription = this.bus.subscribe<RunView>(runTopic(runId), (event) => {
+        if (isRunFinished(event.data.status)) done(event.data);
+      });
+      if (signal.aborted) return done(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.runs.get(accountId, runId).then((run) => {
+        if (isRunFinished(run.status)) done(run);
+      }, reject);
+    });
+  }
+
+  /** A cancelled execution ends `cancelled`; any other abort (the queue stopping) is rethrown. */
+  private aborted(signal: AbortSignal): RunnerOutcome {
+    if (signal.reason instanceof ExecutionCancelled) return { status: 'cancelled', error: signal.reason.failure };
+    throw signal.reason;
+  }
+}
+
+/** The abort reason of a cancelled execution. */
+export class ExecutionCancelled extends Error {
+  readonly failure: ExecutionFailure = { code: 'cancelled', message: 'the execution was cancelled' };
+  constructor() {
+    super('the execution was cancelled');
+    this.name = 'ExecutionCancelled';
+  }
+}
+
+function failed(code: string, message: string): RunnerOutcome {
+  return { status: 'failed', error: { code, message } };
+}
+
+/** The args by declared name: given positionally, else the declared default. */
+export function namedArgs(execution: Pick<ExecutionRecord, 'command' | 'args'>): Record<string, string> {
+  const values: Record<string, string> = {};
+  execution.command.args.forEach((declared, index) => {
+    const value = execution.args[index] ?? declared.default;
+    if (value !== undefined) values[declared.name] = value;
+  });
+  return values;
+}
+
+/** A run's outputs as text: a lone text output as it is, anything else as JSON. */
+function outputText(outputs: readonly RunOutput[]): string {
+  const only = outputs.length === 1 ? outputs[0]! : undefined;
+  if (only?.text_value !== undefined) return only.text_value;
+  return JSON.stringify(outputs, null, 2);
+}
