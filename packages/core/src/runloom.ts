@@ -129,6 +129,16 @@ export class Runloom {
     return this.container.get<WorkspaceService>(WorkspaceService);
   }
 
+  /** Commands of workspaces: their files and index, search, usage. */
+  get commands(): CommandService {
+    return this.container.get<CommandService>(CommandService);
+  }
+
+  /** Executions of workspace commands: execute, read, follow, cancel, wait for the end. */
+  get commandExecutions(): CommandExecutionService {
+    return this.container.get<CommandExecutionService>(CommandExecutionService);
+  }
+
   /** Files and directories of workspaces: read, write, move, delete, zip, PDF, path search. */
   get workspaceFiles(): WorkspaceFileService {
     return this.container.get<WorkspaceFileService>(WorkspaceFileService);

@@ -67,6 +67,7 @@ export const platformModule = new ContainerModule(({ bind }) => {
     .toResolvedValue((http: HttpClient) => new IsomorphicGitClient({ http }), [HttpClient])
     .inSingletonScope();
   bind(PatternMatcher).toConstantValue(new WorkerPatternMatcher());
+  bind(ProcessLauncher).toConstantValue(new NodeProcessLauncher());
   bind(Database)
     .toResolvedValue((config: RunloomConfig, logger: Logger) => openDatabase(config, logger), [RunloomConfig, Logger])
     .inSingletonScope();
