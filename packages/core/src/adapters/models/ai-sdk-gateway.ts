@@ -128,7 +128,7 @@ export class AiSdkModelGateway implements ModelGateway {
         yield await failure(error);
         return;
       }
-      for await (const part of result.fullStream) {
+      for await (const part of errorsAsParts(result.fullStream)) {
         switch (part.type) {
           case 'start-step':
             this.reportWarnings(request, part.warnings);
@@ -193,6 +193,19 @@ export class AiSdkModelGateway implements ModelGateway {
     for (const warning of warnings ?? []) {
       this.options.logger?.warn({ provider: request.provider, model: request.model, warning }, 'model call warning');
     }
+  }
+}
+
+/**
+ * The parts of `stream`, where a read that throws (the response body failing mid-stream, as when
+ * the caller aborts with a reason of its own) ends it with an `error` part, as the SDK reports
+ * other failures: so iterating `stream` of the gateway never throws.
+ */
+async function* errorsAsParts<T>(stream: AsyncIterable<T>): AsyncGenerator<T | { type: 'error'; error: unknown }, void, undefined> {
+  try {
+    yield* stream;
+  } catch (error) {
+    yield { type: 'error', error };
   }
 }
 
