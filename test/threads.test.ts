@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Database, type PublishedWorkspaceEvent } from '../packages/core/src/index';
 import { startTestRunloom, type TestRunloom } from './support/harness';
-import { json, saveThread } from './support/threads';
+import { createWorkspace, json, saveThread } from './support/threads';
 
 /** docs/api.md#threads: threads as files under .runloom/threads with a metadata index. */
 
@@ -24,7 +24,7 @@ describe('threads', function () {
     await t?.close();
   });
   beforeEach(async () => {
-    workspaceId = (await t.runloom.workspaces.create(ACCOUNT, { name: 'threads' })).id;
+    workspaceId = await createWorkspace(t);
     root = (await t.runloom.workspaces.files(ACCOUNT, workspaceId)).localRoot!;
   });
 

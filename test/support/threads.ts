@@ -10,10 +10,17 @@ export function json(method: string, body: unknown, account?: string): RequestIn
 
 /** A new workspace of `account` with `vendor`'s provider configured; answers its id. */
 export async function workspaceWithVendor(t: TestRunloom, vendor: FakeVendorServer, account = 'acct-a'): Promise<string> {
-  const workspace = await t.runloom.workspaces.create(account, { name: `threads of ${account}` });
+  const workspaceId = await createWorkspace(t, account);
   const provider = await t.request(`/v1/llm-provider/${vendor.provider}`, json('PUT', { enabled: true, credentials: vendor.credentials }, account));
   assert.ok(provider.status === 200 || provider.status === 201, await provider.text());
-  return workspace.id;
+  return workspaceId;
+}
+
+/** A new workspace of `account`, created through HTTP; answers its id. */
+export async function createWorkspace(t: TestRunloom, account = 'acct-a'): Promise<string> {
+  const created = await t.request('/workspaces', json('POST', { name: `threads of ${account}` }, account));
+  assert.equal(created.status, 201, await created.clone().text());
+  return ((await created.json()) as { data: { id: string } }).data.id;
 }
 
 /** Saves an empty thread through HTTP. */

@@ -40,6 +40,8 @@ export class ReplyBuilder {
   ) {}
 
   start(): UIMessageChunk[] {
+    // The part `readUIMessageStream` adds for `start-step`: the saved message is the streamed one.
+    this.parts.push({ type: 'step-start' });
     return [{ type: 'start', messageId: this.messageId, messageMetadata: this.metadata }, { type: 'start-step' }];
   }
 
