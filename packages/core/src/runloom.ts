@@ -9,6 +9,9 @@ import { goldLabelsModule } from './domain/gold-labels/gold-labels-module';
 import { opsModule } from './domain/ops/ops-module';
 import { EvaluationService } from './domain/evaluations/evaluation-service';
 import { evaluationsModule } from './domain/evaluations/evaluations-module';
+import { CommandExecutionService } from './domain/commands/command-execution-service';
+import { CommandService } from './domain/commands/command-service';
+import { commandsModule } from './domain/commands/commands-module';
 import { Lifecycle } from './domain/lifecycle';
 import { ProcessRunService } from './domain/processes/process-run-service';
 import { processesModule } from './domain/processes/processes-module';
@@ -67,6 +70,7 @@ const featureModules: ContainerModule[] = [
   workspaceFilesModule,
   threadsModule,
   workspaceEventsModule,
+  commandsModule,
   processesModule,
 ];
 
