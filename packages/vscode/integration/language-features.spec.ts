@@ -47,8 +47,9 @@ export function languageFeatureTests(): void {
     it('completes provider names from the schema the server validates with', async () => {
       const uri = fixture('broken.runnable.yaml');
       const document = await vscode.workspace.openTextDocument(uri);
-      const line = document.lineAt(6);
-      const list = await vscode.commands.executeCommand<vscode.CompletionList>('vscode.executeCompletionItemProvider', uri, line.range.end);
+      const line = document.lineAt(6).text;
+      const afterKey = new vscode.Position(6, line.indexOf('provider: ') + 'provider: '.length);
+      const list = await vscode.commands.executeCommand<vscode.CompletionList>('vscode.executeCompletionItemProvider', uri, afterKey);
       const labels = list.items.map((item) => (typeof item.label === 'string' ? item.label : item.label.label));
       for (const provider of ['openai', 'anthropic', 'aws-bedrock']) assert.ok(labels.includes(provider), `${provider} in ${labels.join(', ')}`);
     });

