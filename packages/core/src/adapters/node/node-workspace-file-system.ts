@@ -32,8 +32,8 @@ const TEMP_PREFIX = '.runloom-tmp-';
 const TEMP_NAME = /^\.runloom-tmp-[0-9a-f]{32}$/;
 /** A temporary file older than this belongs to a write that a crash cut off. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
-/** Stats in flight at once when a glob answers sizes and times. */
-const STAT_CONCURRENCY = 64;
+/** Stats in flight at once when a glob answers sizes and times: enough to keep libuv's threads busy. */
+const STAT_CONCURRENCY = 1024;
 /** Opens the file a path resolved to for reading: a link swapped in meanwhile fails (ELOOP), a FIFO does not block. */
 const READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
 
@@ -221,13 +221,14 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       expandDirectories: false,
       // fdir then leaves every link out, so no match is reached through one.
       followSymbolicLinks: false,
-      ignore: [`**/${TEMP_PREFIX}*`],
     });
     const found: WorkspacePathEntry[] = [];
     for (const match of matches) {
       const isDirectory = match.endsWith('/');
       const path = isDirectory ? match.slice(0, -1) : match;
       if (path === '' || path.startsWith('../') || depthOf(path) > maxDepth) continue;
+      // Filtered here rather than by an ignore pattern, which `**` would not apply inside dot folders.
+      if (path.includes(TEMP_PREFIX) && TEMP_NAME.test(nodePath.posix.basename(path))) continue;
       found.push({ path, type: isDirectory ? 'directory' : 'file' });
     }
     found.sort((a, b) => comparePaths(a.path, b.path));
