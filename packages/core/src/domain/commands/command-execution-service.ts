@@ -373,16 +373,20 @@ export class CommandExecutionService implements Lifecycle {
     };
   }
 
-  /** What follows a final status: its publication, and the tool call's result in its thread. */
+  /**
+   * What follows a final status: the tool call's result in its thread, then the publication, so
+   * whoever waits for the end finds the thread already answered.
+   */
   private async ended(final: ExecutionRecord): Promise<void> {
-    await this.published(final);
-    if (final.thread_id === null) return;
-    try {
-      await this.threads.change(final.account_id, final.workspace_id, final.thread_id, (thread) => withToolResult(thread, final));
-    } catch (error) {
-      // The thread was deleted (or broken) meanwhile: the execution's record still holds the result.
-      this.logger.warn({ executionId: final.id, threadId: final.thread_id, error: (error as Error).message }, 'appending a command result to its thread failed');
+    if (final.thread_id !== null) {
+      try {
+        await this.threads.change(final.account_id, final.workspace_id, final.thread_id, (thread) => withToolResult(thread, final));
+      } catch (error) {
+        // The thread was deleted (or broken) meanwhile: the execution's record still holds the result.
+        this.logger.warn({ executionId: final.id, threadId: final.thread_id, error: (error as Error).message }, 'appending a command result to its thread failed');
+      }
     }
+    await this.published(final);
   }
 
   /** Publishes the execution's status on its topic and as `command.execution.updated` on the workspace's events. */
