@@ -144,7 +144,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     const instance = await serve({ ...options, dataDir });
     let stopped = false;
     cleanups.push(() => (stopped ? undefined : instance.stop()));
-    const workspace = await instance.runloom.workspaces.create(ACCOUNT, { name: 'events' });
+    const workspace = await instance.runloom.workspaces.create(ACCOUNT, { name: 'events' }, CLIENT.id);
     return {
       instance,
       dataDir,
@@ -175,7 +175,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
 
     const follower = follow(streamUrl, instance.token);
     await new Promise<void>((resolve) => follower.source.addEventListener('open', () => resolve()));
-    const published = [];
+    const published: PublishedWorkspaceEvent[] = [];
     for (const event of [{ type: 'file.created', path: 'a.txt' }, { type: 'file.updated', path: 'a.txt' }, { type: 'directory.created', path: 'docs' }]) {
       published.push(await instance.runloom.workspaceEvents.publish(workspace.id, event));
     }
@@ -190,7 +190,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     assert.equal(await raw.frame(), `event: workspace-event\nid: ${published[0]!.id}\ndata: {"type":"file.created","path":"a.txt"}`);
 
     // Another workspace numbers its own events.
-    const other = await instance.runloom.workspaces.create(ACCOUNT, { name: 'other' });
+    const other = await instance.runloom.workspaces.create(ACCOUNT, { name: 'other' }, CLIENT.id);
     const otherFollower = follow(`${instance.url}/workspace/${other.id}/events`, instance.token);
     await new Promise<void>((resolve) => otherFollower.source.addEventListener('open', () => resolve()));
     const otherEvent = await instance.runloom.workspaceEvents.publish(other.id, { type: 'file.created', path: 'b.txt' });
@@ -201,7 +201,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
 
   it('replays exactly the missed events after Last-Event-ID (header or lastEventId query), then goes on live', async () => {
     const { instance, workspace, streamUrl } = await started();
-    const ids = [];
+    const ids: number[] = [];
     for (let n = 1; n <= 5; n += 1) ids.push((await instance.runloom.workspaceEvents.publish(workspace.id, { type: 'file.updated', path: `f${n}` })).id);
 
     const byHeader = await openRaw(streamUrl, await instance.token(), { 'last-event-id': String(ids[2]) });
@@ -252,7 +252,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     cleanups.push(() => second.stop());
     const { workspace } = first;
 
-    const onFirst = [];
+    const onFirst: PublishedWorkspaceEvent[] = [];
     for (const name of ['a', 'b', 'c']) onFirst.push(await first.instance.runloom.workspaceEvents.publish(workspace.id, { type: 'file.created', path: name }));
     const follower = follow(`${second.url}/workspace/${workspace.id}/events?lastEventId=${onFirst[0]!.id}`, second.token);
     await follower.received(2);
@@ -276,7 +276,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
 
   it('sends a heartbeat comment every 15 s of the Clock', async () => {
     const clock = new ManualClock();
-    const { instance, streamUrl } = await started({ modules: [new ContainerModule(({ rebind }) => rebind(Clock).toConstantValue(clock))] });
+    const { instance, streamUrl } = await started({ modules: [new ContainerModule(({ rebind }) => void rebind(Clock).toConstantValue(clock))] });
     const heartbeatSet = clock.timerSet((timer) => timer.interval && timer.delayMs === 15_000);
     const raw = await openRaw(streamUrl, await instance.token());
     cleanups.push(raw.close);
@@ -328,9 +328,27 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     await closedByServer;
   });
 
+  it('streams the events the workspace routes publish once their changes are durable (lifecycle, files)', async () => {
+    const { instance, workspace, streamUrl } = await started();
+    const token = await instance.token();
+    const follower = follow(streamUrl, async () => token);
+    await new Promise<void>((resolve) => follower.source.addEventListener('open', () => resolve()));
+    const call = (route: string, init: RequestInit) =>
+      fetch(`${instance.url}/workspace/${workspace.id}${route}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } });
+    const opened = await call('/lifecycle-events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ event: 'opened' }) });
+    assert.equal(opened.status, 201, await opened.clone().text());
+    const uploaded = await call('/files?path=notes/a.txt', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    assert.equal(uploaded.status, 201, await uploaded.clone().text());
+    const received = await follower.received(2);
+    assert.deepEqual(
+      received.map((event) => [event.data.type, event.data.event ?? event.data.path]),
+      [['workspace.lifecycle', 'opened'], ['file.created', 'notes/a.txt']],
+    );
+  });
+
   it('answers 404 for another account’s workspace and 400 for a Last-Event-ID that is not an id', async () => {
     const { instance, workspace, streamUrl } = await started();
-    const foreign = await instance.runloom.workspaces.create('acct-someone-else', { name: 'not yours' });
+    const foreign = await instance.runloom.workspaces.create('acct-someone-else', { name: 'not yours' }, 'someone-else');
     const token = await instance.token();
     const other = await fetch(`${instance.url}/workspace/${foreign.id}/events`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(other.status, 404);
