@@ -19,6 +19,8 @@ import {
 import { WorkspaceTemplateService } from './workspace-template-service';
 
 export interface CreateWorkspaceInput {
+  /** For hosts that name their workspaces (the editor keeps one per open folder); else a new UUID v7. */
+  id?: string;
   name: string;
   description?: string | null;
   template_id?: string | null;
@@ -71,7 +73,7 @@ export class WorkspaceService {
     const template = input.template_id ? await this.templates.get(accountId, input.template_id) : undefined;
     const now = this.clock.now().toISOString();
     const record: WorkspaceRecord = {
-      id: this.ids.newId(),
+      id: input.id ?? this.ids.newId(),
       account_id: accountId,
       name: input.name,
       description: input.description ?? null,
