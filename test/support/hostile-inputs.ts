@@ -106,7 +106,12 @@ export function hostileQueryValues(schema: JsonSchema): Array<[string, string]> 
   return common;
 }
 
-export const MALFORMED_JSON = ['{', '{"a":', "{'a':1}", '{"a":1,}', '\uFEFF{}', '{"a":1} trailing', 'NaN', 'undefined', '{"a":"\\x41"}', '[', '"unterminated', '{"a":1}{"b":2}', '\u0000'];
+/**
+ * Bodies no JSON parser accepts. One leading BOM is dropped when a body is decoded (RFC 8259 lets
+ * a parser ignore it; `http/exchange.ts`), so `{}` after a BOM is valid for a route taking `{}`:
+ * the BOM case here has a second one, which no decoder drops.
+ */
+export const MALFORMED_JSON = ['{', '{"a":', "{'a':1}", '{"a":1,}', '\uFEFF\uFEFF{}', '{"a":1} trailing', 'NaN', 'undefined', '{"a":"\\x41"}', '[', '"unterminated', '{"a":1}{"b":2}', '\u0000'];
 export const WRONG_TOP_LEVEL = ['[]', '"text"', '42', 'null', 'true', '[{}]', '-0', '1e400'];
 
 export function nested(depth: number): string {
