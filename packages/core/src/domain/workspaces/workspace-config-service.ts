@@ -5,10 +5,10 @@ import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { SerialByKey } from './serial-by-key';
 import {
   checkMergedConfig,
-  type ConfigDocument,
   emptyConfigDocument,
   MAX_CONFIG_BYTES,
   mergeIntoDocument,
+  patchableConfigDocument,
   readConfigDocument,
   WORKSPACE_CONFIG_PATH,
   type WorkspaceConfig,
@@ -39,7 +39,8 @@ export class WorkspaceConfigService {
    */
   async get(accountId: string, workspaceId: string): Promise<WorkspaceConfig> {
     const files = await this.workspaces.files(accountId, workspaceId);
-    return (await readConfig(files)).config;
+    const text = await readConfigText(files);
+    return text === undefined ? {} : readConfigDocument(text).config;
   }
 
   /**
@@ -52,33 +53,33 @@ export class WorkspaceConfigService {
     return this.serial.run(workspaceId, async () => {
       await this.workspaces.requireWritable(accountId, workspaceId);
       const files = await this.workspaces.files(accountId, workspaceId);
-      const current = await readConfig(files);
-      mergeIntoDocument(current.document, patch);
-      const config = checkMergedConfig(current.document);
+      const text = await readConfigText(files);
+      const document = text === undefined ? emptyConfigDocument() : patchableConfigDocument(text);
+      mergeIntoDocument(document, patch);
+      const config = checkMergedConfig(document);
       // lineWidth 0: untouched long values are written back as they were, not folded.
-      await writeConfig(files, current.document.toString({ lineWidth: 0 }));
-      await this.events.publish(workspaceId, { type: current.existed ? 'file.updated' : 'file.created', path: WORKSPACE_CONFIG_PATH });
+      await writeConfig(files, document.toString({ lineWidth: 0 }));
+      await this.events.publish(workspaceId, { type: text === undefined ? 'file.created' : 'file.updated', path: WORKSPACE_CONFIG_PATH });
       await this.events.publish(workspaceId, { type: 'config.updated', path: WORKSPACE_CONFIG_PATH });
       return config;
     });
   }
 }
 
-async function readConfig(files: WorkspaceFileSystem): Promise<ConfigDocument & { existed: boolean }> {
+/** The file's text; undefined when the workspace has none. */
+async function readConfigText(files: WorkspaceFileSystem): Promise<string | undefined> {
   const entry = await files.stat(WORKSPACE_CONFIG_PATH);
-  if (!entry) return { ...emptyConfigDocument(), existed: false };
+  if (!entry) return undefined;
   if (entry.type !== 'file') throw DomainError.conflict(`${WORKSPACE_CONFIG_PATH} is a directory: delete or move it to use the workspace configuration`);
   if (entry.size > MAX_CONFIG_BYTES) {
     throw DomainError.invalid(`${WORKSPACE_CONFIG_PATH} is over the limit of ${MAX_CONFIG_BYTES} bytes (${entry.size}): shorten the file`);
   }
   const bytes = await files.readBytes(WORKSPACE_CONFIG_PATH);
-  let text: string;
   try {
-    text = utf8.decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw DomainError.invalid(`${WORKSPACE_CONFIG_PATH} is not UTF-8 text: fix the file`);
   }
-  return { ...readConfigDocument(text), existed: true };
 }
 
 async function writeConfig(files: WorkspaceFileSystem, text: string): Promise<void> {

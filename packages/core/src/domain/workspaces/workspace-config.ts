@@ -1,4 +1,4 @@
-import { Document, isMap, LineCounter, parseDocument } from 'yaml';
+import { Document, isCollection, isMap, isNode, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { DomainError, type ErrorDetail } from '../errors';
 import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
@@ -42,12 +42,90 @@ export interface ConfigDocument {
   config: WorkspaceConfig;
 }
 
+/** A configuration text parsed (not yet checked against the schema), with its positions. */
+interface ParsedConfigText {
+  document: Document;
+  lineCounter: LineCounter;
+  value: Record<string, unknown>;
+}
+
 /**
- * Reads the file's text. Refuses (400, each problem located by line and column in `details`) text
- * that is not YAML, nests past the depth limit, is not a mapping or breaks the configuration schema.
- * Empty text is the empty configuration.
+ * Reads the file's text and checks it: 400 (each problem located by line and column in `details`)
+ * for text that is not YAML, nests past the depth limit, is not a mapping or breaks the
+ * configuration schema. Empty text is the empty configuration. What `GET …/config` answers, and
+ * what the editor shows for the file.
  */
 export function readConfigDocument(text: string): ConfigDocument {
+  const { document, lineCounter, value } = parseConfigText(text);
+  const parsed = workspaceConfigSchema.safeParse(value);
+  if (!parsed.success) {
+    throw brokenFile(parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message, ...locateYamlPath(document, lineCounter, issue.path as (string | number)[]) })));
+  }
+  return { document, config: parsed.data };
+}
+
+/**
+ * The file's Document to patch: only its syntax is checked (as by `readConfigDocument`), so a
+ * PATCH can fix a value the schema refuses; the merged result is checked by `checkMergedConfig`.
+ */
+export function patchableConfigDocument(text: string): Document {
+  return parseConfigText(text).document;
+}
+
+/** A Document for a workspace without the file. */
+export function emptyConfigDocument(): Document {
+  return new Document({});
+}
+
+/**
+ * Applies a JSON merge patch to the Document in place: objects merge key by key, anything else
+ * (arrays included) replaces, `null` deletes. Untouched nodes keep their comments and order, new
+ * keys go last; a replaced scalar keeps its comments and quoting, a replaced collection its
+ * comments and flow (`[a, b]`) or block style.
+ */
+export function mergeIntoDocument(document: Document, patch: Record<string, unknown>, path: (string | number)[] = []): void {
+  for (const [key, value] of Object.entries(patch)) {
+    const at = [...path, key];
+    const existing = document.getIn(at, true);
+    if (value === null) {
+      document.deleteIn(at);
+    } else if (isPlainObject(value) && isMap(existing)) {
+      mergeIntoDocument(document, value, at);
+    } else if (isScalar(existing) && typeof existing.value === typeof value && typeof value !== 'object') {
+      existing.value = value;
+    } else {
+      const replacement = document.createNode(value);
+      if (isNode(existing)) {
+        replacement.comment = existing.comment;
+        replacement.commentBefore = existing.commentBefore;
+        if (isCollection(existing) && isCollection(replacement)) replacement.flow = existing.flow;
+      }
+      document.setIn(at, replacement);
+    }
+  }
+}
+
+/**
+ * The edited Document's value checked against the schema: 400 naming each field of the merged
+ * configuration that is wrong (`models.default.provider`, …). Nothing is written before this passes.
+ */
+export function checkMergedConfig(document: Document): WorkspaceConfig {
+  let value: unknown;
+  try {
+    value = document.toJS() ?? {};
+  } catch (error) {
+    // A patch that deletes the anchor an alias (`*name`) still refers to.
+    throw DomainError.invalid(`the patched configuration cannot be written: ${(error as Error).message}; change or delete the aliases that refer to it too`);
+  }
+  const parsed = workspaceConfigSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  const first = details[0]!;
+  throw DomainError.invalid(`the patched configuration is invalid: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
+}
+
+/** Parses the text: YAML, within the depth limit, a mapping (or nothing); else 400 located where it can be. */
+function parseConfigText(text: string): ParsedConfigText {
   const lineCounter = new LineCounter();
   let document: Document;
   try {
@@ -73,46 +151,9 @@ export function readConfigDocument(text: string): ConfigDocument {
     throw brokenFile([{ path: '', message: `the file cannot be read as YAML: ${(error as Error).message}` }]);
   }
   if (!withinDepthLimit(value)) throw brokenFile([{ path: '', message: TOO_DEEP_MESSAGE, line: 1, column: 1 }]);
-  const parsed = workspaceConfigSchema.safeParse(value);
-  if (!parsed.success) {
-    throw brokenFile(parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message, ...locateYamlPath(document, lineCounter, issue.path as (string | number)[]) })));
-  }
-  return { document, config: parsed.data };
-}
-
-/** The empty configuration, for a workspace without the file. */
-export function emptyConfigDocument(): ConfigDocument {
-  return { document: new Document({}), config: {} };
-}
-
-/**
- * Applies a JSON merge patch to the Document in place: objects merge key by key, anything else
- * (arrays included) replaces, `null` deletes. Untouched nodes keep their comments and order; new
- * keys go last.
- */
-export function mergeIntoDocument(document: Document, patch: Record<string, unknown>, path: (string | number)[] = []): void {
-  for (const [key, value] of Object.entries(patch)) {
-    const at = [...path, key];
-    if (value === null) {
-      document.deleteIn(at);
-    } else if (isPlainObject(value) && isMap(document.getIn(at, true))) {
-      mergeIntoDocument(document, value, at);
-    } else {
-      document.setIn(at, document.createNode(value));
-    }
-  }
-}
-
-/**
- * The edited Document's value checked against the schema: 400 naming each field of the merged
- * configuration that is wrong (`models.default.provider`, …). Nothing is written before this passes.
- */
-export function checkMergedConfig(document: Document): WorkspaceConfig {
-  const parsed = workspaceConfigSchema.safeParse(document.toJS() ?? {});
-  if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-  const first = details[0]!;
-  throw DomainError.invalid(`the patched configuration is invalid: ${first.path ? `${first.path}: ` : ''}${first.message}`, details);
+  // An empty document is the empty configuration: give it a mapping to merge into.
+  if (document.contents === null) document.contents = document.createNode({});
+  return { document, lineCounter, value: value as Record<string, unknown> };
 }
 
 function brokenFile(details: ErrorDetail[]): DomainError {
