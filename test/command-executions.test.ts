@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { createRunloom, type Runloom } from '../packages/core/src/index';
+import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import type { CommandExecution } from '../packages/core/src/domain/commands/command-schemas';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
@@ -314,4 +318,66 @@ function parseFrames(text: string): { event: string; data: string }[] {
       return event === undefined ? undefined : { event, data };
     })
     .filter((frame): frame is { event: string; data: string } => frame !== undefined);
+}
+
+for (const store of ['the embedded store', 'PostgreSQL'] as const) {
+  describe(`command executions across kill -9 on ${store}`, function () {
+    this.timeout(60_000);
+    const CHILD = path.join(__dirname, 'fixtures', 'command-crash-child.ts');
+    const ACCOUNT = 'acct-crash';
+    let dataDir: string;
+    let schema: TestSchema | undefined;
+    let databaseUrl: string | undefined;
+    let runloom: Runloom | undefined;
+    let orphan: number | undefined;
+
+    beforeEach(() => {
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-'));
+      if (store === 'PostgreSQL') {
+        schema = createTestSchema();
+        databaseUrl = `${TEST_DATABASE_URL}?schema=${schema.schema}`;
+      }
+    });
+    afterEach(async () => {
+      await runloom?.close();
+      runloom = undefined;
+      // The shell command outlived the killed server in its own process group.
+      if (orphan !== undefined && isAlive(orphan)) process.kill(-orphan, 'SIGKILL');
+      await schema?.drop();
+      schema = undefined;
+      databaseUrl = undefined;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('fails a shell command the crash interrupted, saying why it is not run again', async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir, ACCOUNT], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, RUNLOOM_DATABASE_URL: databaseUrl ?? '' },
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      const line = await new Promise<string>((resolve, reject) => {
+        let stdout = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+        });
+        child.on('exit', (code) => reject(new Error(`the child exited with ${code}: ${stderr}`)));
+      });
+      const [, workspaceId, runId, pgid] = line.split(' ');
+      orphan = Number(pgid);
+      child.kill('SIGKILL');
+      await exited;
+
+      runloom = await createRunloom({ dataDir, databaseUrl, shellCommands: true });
+      const final = await runloom.commandExecutions.waitForEnd(runId!);
+      assert.equal(final?.status, 'failed');
+      assert.equal(final?.error?.code, 'interrupted');
+      assert.match(final!.error!.message, /not run again/);
+      const read = await runloom.commandExecutions.get(ACCOUNT, workspaceId!, 'long', runId!);
+      assert.equal(read.status, 'failed');
+      assert.ok(read.completed_at);
+    });
+  });
 }
