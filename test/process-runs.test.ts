@@ -297,6 +297,20 @@ describe('process runs', function () {
       assert.equal((await p.get(run.id)).status, 'cancelled');
     });
 
+    it('a command task executes the workspace command with its args; its output is the execution output text', async () => {
+      await p.t.runloom.commands.create(ACCOUNT, p.workspace.id, { trigger: 'greet', type: 'prompt', template: 'Greet {{who}}', args: [{ name: 'who', required: true }] });
+      openai.reply({ type: 'text', chunks: ['Hello, ', 'team'] });
+      const run = await p.create(specOf([task('hello', 'command', { trigger: 'greet', args: ['team'] })]), { model: { provider: 'openai', model: openai.model } });
+      await p.act(run.id, 'start');
+      const done = await p.status(run.id, 'succeeded');
+      assert.equal(taskOf(done, 'p1', 'hello').output, 'Hello, team');
+      assert.match(JSON.stringify(openai.requests[0]!.body), /Greet team/);
+      const missing = await p.create(specOf([task('nope', 'command', { trigger: 'ghost', args: [] })]));
+      await p.act(missing.id, 'start');
+      const failed = await p.status(missing.id, 'failed');
+      assert.equal(taskOf(failed, 'p1', 'nope').error.code, 'not_found');
+    });
+
     it('prompt and runnable tasks: the model from the request, a runnable run’s outputs; logs and events record it', async () => {
       const runnable = await createRunnable(p.t, promptConfig(openai));
       const run = await p.create(specOf([task('ask', 'prompt', { prompt: 'Say hello' })], [task('sub', 'runnable', { runnable_id: runnable.id })]), {

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   };
   const run = await runloom.processes.create(account!, workspace.id, 'crash', { spec, model: { provider: 'openai', model: model! } } as never);
   const reached = (record: ProcessRunRecord | undefined): boolean =>
-    mode === 'approval' ? record?.status === 'waiting_approval' : record?.phases[1]!.tasks[0]!.state.child_run_id != null;
+    mode === 'approval' ? record?.status === 'waiting_approval' : record?.phases[1]!.tasks[0]!.state.child_id != null;
   const engine = runloom.container.get<ProcessEngine>(ProcessEngine);
   await new Promise<void>((resolve) => {
     const check = (): void => {

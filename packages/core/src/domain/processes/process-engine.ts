@@ -198,7 +198,7 @@ export class ProcessEngine implements Lifecycle {
   private startTask(draft: RunDraft, ref: TaskRef): void {
     const { task, spec } = ref;
     Object.assign(task, { attempts: task.attempts + 1, started_at: draft.now.toISOString(), completed_at: null, output: null, error: null });
-    task.state = { ...task.state, retry_at: null, due_at: null, child_run_id: null };
+    task.state = { ...task.state, retry_at: null, due_at: null, child_id: null };
     const note = `attempt ${task.attempts}`;
     if (spec.type === 'approval') {
       draft.moveTask(ref, 'waiting_approval', {}, note);
@@ -260,11 +260,11 @@ export class ProcessEngine implements Lifecycle {
         task: ref.task,
         spec: ref.spec,
         signal: AbortSignal.any([controller.signal, context.signal]),
-        rememberChildRun: async (childRunId) => {
+        rememberChild: async (childId) => {
           await this.mutate(run.account_id, run.id, (draft) => {
             const current = draft.find(ref.phase.id, ref.task.id);
             if (!current || current.task.attempts !== ref.task.attempts) return;
-            current.task.state.child_run_id = childRunId;
+            current.task.state.child_id = childId;
             draft.touch(current.task);
           });
         },

@@ -101,7 +101,7 @@ export function processRoutes(processes: ProcessRunService): RouteDefinition[] {
       tag: TAG,
       summary: 'Decide a waiting approval (phaseId and taskId name it; {} approves every waiting one)',
       params: processRunParams,
-      body: { json: approveSchema },
+      body: { json: approveSchema, optional: true },
       responses: { 200: { description: 'what was decided, and the run', schema: processRunAction }, 400: invalid, 404: notFound, 409: conflict },
       handle: async ({ principal, params, body }) => ({ status: 200, body: await processes.approve(principal.accountId, params.workspaceId, params.runId, body) }),
     }),
@@ -139,25 +139,27 @@ export function processRoutes(processes: ProcessRunService): RouteDefinition[] {
           start: (controller) => {
             let id = 0;
             let ended = false;
-            const end = (): void => {
+            // `close` is false when the reader cancelled: the stream is closed already.
+            const end = (close = true): void => {
               if (ended) return;
               ended = true;
               subscription.unsubscribe();
-              request.signal.removeEventListener('abort', end);
-              controller.close();
+              request.signal.removeEventListener('abort', onAbort);
+              if (close) controller.close();
             };
+            const onAbort = (): void => end();
             const send = (event: WorkspaceEvent): void => {
               if (ended) return;
               id += 1;
               controller.enqueue(encoder.encode(`id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
               if (event.type === 'process.run.updated' && FINAL_RUN_STATUSES.includes(event.status as RunStatus)) end();
             };
-            request.signal.addEventListener('abort', end, { once: true });
+            request.signal.addEventListener('abort', onAbort, { once: true });
             for (const entry of history) send({ type: 'log', run_id: runId, entry });
             send({ type: 'process.run.updated', run_id: run.id, process_id: run.process_id, status: run.status, run });
             for (const event of pending) send(event);
             deliver = send;
-            cancelStream = end;
+            cancelStream = () => end(false);
           },
           cancel: () => cancelStream(),
         });

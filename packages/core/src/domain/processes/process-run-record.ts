@@ -51,8 +51,8 @@ export interface TaskState {
   retry_at: number | null;
   /** Epoch ms: when a running `wait` task is done. */
   due_at: number | null;
-  /** The run a `runnable` task's attempt submitted, followed again after a restart. */
-  child_run_id: string | null;
+  /** The run (`runnable`) or command execution (`command`) the attempt started, followed again after a restart. */
+  child_id: string | null;
 }
 
 export interface StoredTask extends ProcessTaskView {

@@ -78,7 +78,7 @@ export class ProcessRunService {
         error: null,
         started_at: null,
         completed_at: null,
-        state: { budget_from: 0, retry_at: null, due_at: null, child_run_id: null },
+        state: { budget_from: 0, retry_at: null, due_at: null, child_id: null },
       })),
     }));
     const run: ProcessRunRecord = {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DomainError, type ErrorDetail, validationError } from '../errors';
+import { executeCommandSchema } from '../commands/command-schemas';
 import { runRequestSchema } from '../runs/run-schemas';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
 
@@ -38,7 +39,7 @@ export type RetryPolicy = z.output<typeof retryPolicySchema>;
 
 const inputSchemas = {
   prompt: z.object({ prompt: z.string().min(1, 'prompt must not be empty').max(100_000) }),
-  command: z.object({ trigger: z.string().min(1).max(200), args: z.union([z.array(z.unknown()), z.record(z.string(), z.unknown())]).default([]) }),
+  command: z.object({ trigger: z.string().min(1).max(200), args: executeCommandSchema.shape.args }),
   runnable: z.object({ runnable_id: z.string().min(1).max(200), resources: runRequestSchema.shape.resources }),
   wait: z.object({ seconds: seconds('seconds') }),
   approval: z.object({

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { EventBus } from '../../ports/event-bus';
 import { ModelGateway } from '../../ports/model-gateway';
+import { CommandExecutionService } from '../commands/command-execution-service';
 import { ProviderService } from '../providers/provider-service';
 import { runTopic } from '../runs/run-engine';
 import { RunFailure } from '../runs/run-failure';
@@ -16,8 +17,8 @@ export interface TaskAttempt {
   task: StoredTask;
   spec: TaskSpec;
   signal: AbortSignal;
-  /** Stores the id of the run a `runnable` task started, so a resumed attempt follows it instead. */
-  rememberChildRun(runId: string): Promise<void>;
+  /** Stores the id of the run or command execution the attempt started, so a resumed attempt follows it instead. */
+  rememberChild(id: string): Promise<void>;
 }
 
 /** The output of a finished attempt, and lines of it for the run's log. */
@@ -38,6 +39,7 @@ export class ProcessTaskExecutor {
     @inject(ProviderService) private readonly providers: ProviderService,
     @inject(WorkspaceConfigService) private readonly workspaceConfigs: WorkspaceConfigService,
     @inject(RunService) private readonly runs: RunService,
+    @inject(CommandExecutionService) private readonly commands: CommandExecutionService,
     @inject(EventBus) private readonly events: EventBus,
   ) {}
 
@@ -49,7 +51,7 @@ export class ProcessTaskExecutor {
       case 'runnable':
         return this.runnable(attempt as TaskAttempt & { spec: TaskSpec<'runnable'> });
       case 'command':
-        throw new RunFailure('not_available', `task '${attempt.spec.id}': command tasks need the workspace commands feature, which this server does not have`);
+        return this.command(attempt as TaskAttempt & { spec: TaskSpec<'command'> });
       default:
         throw new Error(`${type} tasks are not executed as work`);
     }
@@ -83,31 +85,57 @@ export class ProcessTaskExecutor {
     );
   }
 
+  /**
+   * Executes the workspace command (or follows the execution an interrupted attempt started) and
+   * answers its output text. The model given to a prompt command: the run request's, else the task's.
+   */
+  private async command({ run, task, spec, signal, rememberChild }: TaskAttempt & { spec: TaskSpec<'command'> }): Promise<TaskOutcome> {
+    const { trigger, args } = spec.input;
+    let executionId = task.state.child_id;
+    if (executionId === null) {
+      const model = run.model ?? spec.model;
+      executionId = (await this.commands.execute(run.account_id, run.workspace_id, trigger, { args, ...(model ? { model } : {}) })).runId;
+      await rememberChild(executionId);
+    }
+    const id = executionId;
+    const ended = await this.untilEnd(signal, () => this.commands.cancel(run.account_id, run.workspace_id, trigger, id), () => this.commands.waitForEnd(id, signal));
+    if (ended === undefined) throw signal.reason;
+    if (ended.status !== 'succeeded') {
+      throw new RunFailure(ended.error?.code ?? ended.status, `command '${trigger}' (execution ${id}) ended ${ended.status}${ended.error ? `: ${ended.error.message}` : ''}`);
+    }
+    return { output: ended.output, lines: ended.output.split('\n') };
+  }
+
   /** Submits a run of the runnable (or follows the one an interrupted attempt submitted) and answers its outputs. */
-  private async runnable({ run, task, spec, signal, rememberChildRun }: TaskAttempt & { spec: TaskSpec<'runnable'> }): Promise<TaskOutcome> {
-    let childId = task.state.child_run_id;
-    if (childId === null) {
+  private async runnable({ run, task, spec, signal, rememberChild }: TaskAttempt & { spec: TaskSpec<'runnable'> }): Promise<TaskOutcome> {
+    let runId = task.state.child_id;
+    if (runId === null) {
       const submitted = await this.runs.submit(run.account_id, spec.input.runnable_id, { resources: spec.input.resources } as Parameters<RunService['submit']>[2]);
       if (submitted.mode !== 'async') throw new Error('an async submission answered a finished run');
-      childId = submitted.id;
-      await rememberChildRun(childId);
+      runId = submitted.id;
+      await rememberChild(runId);
     }
-    const id = childId;
-    const cancelChild = (): void => {
-      this.runs.cancel(run.account_id, id).catch(() => {
+    const id = runId;
+    const finished = await this.untilEnd(signal, () => this.runs.cancel(run.account_id, id), () => this.finished(run.account_id, id, signal));
+    if (finished.status !== 'succeeded') {
+      throw new RunFailure(finished.error?.code ?? finished.status, `run ${id} of runnable ${spec.input.runnable_id} ended ${finished.status}${finished.error ? `: ${finished.error.message}` : ''}`);
+    }
+    const lines = finished.outputs.flatMap((output) => ('text_value' in output && typeof output.text_value === 'string' ? output.text_value.split('\n') : []));
+    return { output: finished.outputs, lines };
+  }
+
+  /** Waits for the end of what a task started; an abort (cancel, timeout) cancels it too. */
+  private async untilEnd<T>(signal: AbortSignal, cancel: () => Promise<unknown>, ended: () => Promise<T>): Promise<T> {
+    const onAbort = (): void => {
+      cancel().catch(() => {
         // Already finished: nothing to stop.
       });
     };
-    signal.addEventListener('abort', cancelChild, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const finished = await this.finished(run.account_id, id, signal);
-      if (finished.status !== 'succeeded') {
-        throw new RunFailure(finished.error?.code ?? finished.status, `run ${id} of runnable ${spec.input.runnable_id} ended ${finished.status}${finished.error ? `: ${finished.error.message}` : ''}`);
-      }
-      const lines = finished.outputs.flatMap((output) => ('text_value' in output && typeof output.text_value === 'string' ? output.text_value.split('\n') : []));
-      return { output: finished.outputs, lines };
+      return await ended();
     } finally {
-      signal.removeEventListener('abort', cancelChild);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
