@@ -29,6 +29,7 @@ const VALID_BODIES: Record<string, (own: RecordIds) => unknown> = {
   'PATCH /v1/run/{run_id}/gold-label/{gold_label_id}': () => ({ text_value: 'changed' }),
   'PATCH /v1/runnable/{id}': () => ({ description: 'changed' }),
   'PATCH /v1/resource/{id}': () => ({ tags: ['changed'] }),
+  'POST /workspace/{workspaceId}/processes/{processId}/runs': () => ({ spec: { name: 'one wait', phases: [{ id: 'p', name: 'P', tasks: [{ id: 't', name: 'T', type: 'wait', input: { seconds: 0 } }] }] } }),
 };
 
 interface Answer {

@@ -3,7 +3,10 @@ import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vend
 import type { TestRunloom } from './harness';
 
 /** Ids of one record of each kind an account can own, keyed by the kind route parameters name. */
-export type AccountRecords = Record<'runnable' | 'run' | 'resource' | 'gold_label' | 'workspace' | 'template', string>;
+export type AccountRecords = Record<
+  'runnable' | 'run' | 'resource' | 'gold_label' | 'workspace' | 'template' | 'process_run',
+  string
+>;
 
 export interface AccountRecordOptions {
   account: string;
@@ -28,7 +31,7 @@ async function created(response: Promise<Response>, status = 201): Promise<Recor
  * One record of every kind in `account`, made through HTTP the way a client makes them: the
  * provider configuration, a prompt runnable on the fake vendor, a text resource, a finished run
  * of the runnable on the resource, a gold label of the run's output, a workspace template with one
- * file and a workspace made from it.
+ * file and a workspace made from it, and a process run in it waiting on an approval.
  */
 export async function createAccountRecords(t: TestRunloom, options: AccountRecordOptions): Promise<AccountRecords> {
   const { account, vendor } = options;
@@ -76,5 +79,16 @@ export async function createAccountRecords(t: TestRunloom, options: AccountRecor
     t.request('/workspaces/templates', json('POST', { name: `notes of ${account}`, files: [{ path: 'README.md', content: `# ${account}\n` }] }, account)),
   );
   const workspace = await created(t.request('/workspaces', json('POST', { name: `workspace of ${account}`, template_id: template.data.id }, account)));
-  return { runnable: runnable.id, run: run.id, resource: resource.id, gold_label: label.id, workspace: workspace.data.id, template: template.data.id };
+  const spec = { name: 'release', phases: [{ id: 'gate', name: 'Gate', tasks: [{ id: 'ship', name: 'Ship?', type: 'approval', input: { message: 'Ship it?' } }] }] };
+  const processRun = await created(t.request(`/workspace/${workspace.data.id}/processes/release/runs`, json('POST', { spec }, account)));
+  await created(t.request(`/workspace/${workspace.data.id}/processes/runs/${processRun.data.id}/start`, { method: 'POST', account }), 200);
+  return {
+    runnable: runnable.id,
+    run: run.id,
+    resource: resource.id,
+    gold_label: label.id,
+    workspace: workspace.data.id,
+    template: template.data.id,
+    process_run: processRun.data.id,
+  };
 }

@@ -51,9 +51,15 @@ export async function routeCatalog(t: TestRunloom): Promise<{ routes: CatalogRou
   return { routes, document };
 }
 
+/**
+ * Names a client chooses rather than ids of stored records: a process (the name its runs share)
+ * and a phase or task of a process run's spec.
+ */
+const CLIENT_NAMES = new Set(['processId', 'phaseId', 'taskId']);
+
 /** Parameters that name a stored record by id: `id`, `*_id` and (on workspace routes) `*Id`. */
 export function isIdParam(name: string): boolean {
-  return name === 'id' || name.endsWith('_id') || /[a-z]Id$/.test(name);
+  return !CLIENT_NAMES.has(name) && (name === 'id' || name.endsWith('_id') || /[a-z]Id$/.test(name));
 }
 
 /**
@@ -62,6 +68,8 @@ export function isIdParam(name: string): boolean {
  * runnable).
  */
 export function recordKindOf(path: string, param: string): string {
+  // `{runId}` of a process run route names a process run, not a v1 run.
+  if (param === 'runId' && path.includes('/processes/runs/')) return 'process_run';
   if (param !== 'id') {
     return param
       .replace(/_id$|Id$/, '')
