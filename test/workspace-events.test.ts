@@ -11,6 +11,7 @@ import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { RecordingLogger } from '../packages/core/src/testing/recording-logger';
 import { createTestSchema, TEST_DATABASE_URL } from '../packages/core/test-support/postgres-test-store';
 import { listen, type ListeningServer } from '../packages/server-adapter/src/serve';
+import { waitUntil } from './support/wait';
 
 /**
  * docs/api.md#workspace-events: `GET /workspace/{id}/events` through a real server on loopback,
@@ -274,7 +275,7 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     assert.deepEqual(follower.ids().slice(2), [...ids, last.id]);
   });
 
-  it('sends a heartbeat comment every 15 s of the Clock', async () => {
+  it('sends a heartbeat comment every 15 s of the Clock, until the client goes away', async () => {
     const clock = new ManualClock();
     const { instance, streamUrl } = await started({ modules: [new ContainerModule(({ rebind }) => void rebind(Clock).toConstantValue(clock))] });
     const heartbeatSet = clock.timerSet((timer) => timer.interval && timer.delayMs === 15_000);
@@ -286,6 +287,9 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     assert.equal(await raw.frame(), ': heartbeat');
     await clock.advance(15_000);
     assert.equal(await raw.frame(), ': heartbeat');
+    // The client goes away: its stream ends, and with it the heartbeat timer and the subscription.
+    raw.close();
+    await waitUntil(() => !clock.pending.some((timer) => timer.interval && timer.delayMs === 15_000), 'the heartbeat timer is cancelled');
   });
 
   it('drops a client that stops reading past its buffer limit, while a reading client keeps receiving everything', async () => {

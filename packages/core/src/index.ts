@@ -65,6 +65,6 @@ export type { NewResource, ResourcePatch, ResourceListQuery } from './domain/res
 export { WorkspaceService } from './domain/workspaces/workspace-service';
 export { WorkspaceFileService, type FileChange, type FileDownload, type WriteOptions } from './domain/workspace-files/workspace-file-service';
 export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, type WorkspaceEventSubscription } from './domain/workspace-events/workspace-events';
-export { openSseStream, SseSettings, DEFAULT_SSE_SETTINGS, type SseFrame, type SseStream, type SseStreamOptions, type SseCloseReason } from './http/sse';
+export { openSseStream, encodeSseFrame, SseSettings, DEFAULT_SSE_SETTINGS, type SseFrame, type SseStream, type SseStreamOptions, type SseCloseReason } from './http/sse';
 export type { Workspace } from './domain/workspaces/workspace-record';
 export { WORKSPACE_CONFIG_PATH, workspaceConfigSchema, readConfigDocument, type WorkspaceConfig } from './domain/workspaces/workspace-config';

@@ -57,8 +57,11 @@ export interface SseStreamOptions extends Partial<SseSettings> {
 export interface SseStream {
   /** The 200 answer carrying the stream: what the route handler returns. */
   readonly response: Response;
-  /** Queues a frame; false (and nothing queued) once the stream has ended. */
-  send(frame: SseFrame): boolean;
+  /**
+   * Queues a frame, or the bytes of one (`encodeSseFrame`: a frame sent to many clients is
+   * encoded once); false (and nothing queued) once the stream has ended.
+   */
+  send(frame: SseFrame | Uint8Array): boolean;
   /** Ends the stream after the frames already queued. */
   end(): void;
   readonly closed: boolean;
@@ -124,7 +127,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
   });
   return {
     response,
-    send: (frame) => enqueue(encoder.encode(frameText(frame))),
+    send: (frame) => enqueue(frame instanceof Uint8Array ? frame : encodeSseFrame(frame)),
     end() {
       if (closed) return;
       finish('ended');
@@ -136,13 +139,13 @@ export function openSseStream(options: SseStreamOptions): SseStream {
   };
 }
 
-/** The text of one frame; an `event` or `id` with a line break would end the frame early and is refused. */
-function frameText(frame: SseFrame): string {
+/** The bytes of one frame; an `event` or `id` with a line break would end the frame early and is refused. */
+export function encodeSseFrame(frame: SseFrame): Uint8Array {
   let text = '';
   if (frame.event !== undefined) text += `event: ${singleLine(frame.event, 'event')}\n`;
   if (frame.id !== undefined) text += `id: ${singleLine(String(frame.id), 'id')}\n`;
   for (const line of frame.data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`;
-  return `${text}\n`;
+  return encoder.encode(`${text}\n`);
 }
 
 function singleLine(value: string, field: string): string {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { ApiError } from '../../http/api-error';
 import { route, type RouteDefinition } from '../../http/route';
-import { openSseStream, type SseSettings } from '../../http/sse';
+import { encodeSseFrame, openSseStream, type SseSettings } from '../../http/sse';
 import type { Clock } from '../../ports/clock';
 import type { Logger } from '../../ports/logger';
 import { decimalQueryInteger } from '../input/page-query';
 import type { WorkspaceService } from '../workspaces/workspace-service';
-import type { WorkspaceEvents } from './workspace-events';
+import type { PublishedWorkspaceEvent, WorkspaceEvent, WorkspaceEvents } from './workspace-events';
 
 export interface WorkspaceEventsRoutesDeps {
   workspaces: WorkspaceService;
@@ -23,6 +23,15 @@ const LAST_EVENT_ID = /^[0-9]{1,15}$/;
 
 /** `GET /workspace/{workspaceId}/events`: the workspace's event stream, replaying from `Last-Event-ID`. */
 export function workspaceEventsRoutes({ workspaces, events, clock, sse, logger }: WorkspaceEventsRoutesDeps): RouteDefinition[] {
+  // Each live event reaches every stream of its workspace as the same object: encoded once for all.
+  const frames = new WeakMap<WorkspaceEvent, { id: number; bytes: Uint8Array }>();
+  const frameOf = (published: PublishedWorkspaceEvent): Uint8Array => {
+    const cached = frames.get(published.event);
+    if (cached?.id === published.id) return cached.bytes;
+    const bytes = encodeSseFrame({ event: WORKSPACE_EVENT, id: published.id, data: JSON.stringify(published.event) });
+    frames.set(published.event, { id: published.id, bytes });
+    return bytes;
+  };
   return [
     route({
       method: 'GET',
@@ -60,7 +69,7 @@ export function workspaceEventsRoutes({ workspaces, events, clock, sse, logger }
         if (!stream.closed) {
           subscription = events.subscribe(
             params.workspaceId,
-            (published) => stream.send({ event: WORKSPACE_EVENT, id: published.id, data: JSON.stringify(published.event) }),
+            (published) => stream.send(frameOf(published)),
             after === undefined ? undefined : { after },
           );
         }
