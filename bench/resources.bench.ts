@@ -27,8 +27,8 @@ const CHUNK = 64 * 1024;
 const BOUNDARY = 'runloom-bench-boundary';
 const CLIENT = { account: 'acct-bench', id: 'bench-resources', secret: 'bench-resources-secret-0123456789' };
 
-/** The bare baseline: uploads go to BARE_SINK (/dev/null, or a file that is fsynced), downloads stream BARE_FILE. */
-const BARE_SERVER = `
+/** The bare baseline (also of bench/workspace-files.bench.ts): uploads go to BARE_SINK (/dev/null, or a file that is fsynced), downloads stream BARE_FILE. */
+export const BARE_SERVER = `
 const http = require('node:http');
 const fs = require('node:fs');
 const server = http.createServer((req, res) => {
@@ -138,7 +138,7 @@ export async function runResourcesBench(): Promise<BenchResult[]> {
 export { runResourcesBench as run };
 
 /** Median milliseconds of each side over ROUNDS, taking turns so load changes hit both alike; one warm-up each. */
-async function alternate(subject: () => Promise<Transfer>, baseline: () => Promise<Transfer>): Promise<{ subject: number; baseline: number }> {
+export async function alternate(subject: () => Promise<Transfer>, baseline: () => Promise<Transfer>): Promise<{ subject: number; baseline: number }> {
   await subject();
   await baseline();
   const times: { subject: number[]; baseline: number[] } = { subject: [], baseline: [] };
@@ -149,13 +149,13 @@ async function alternate(subject: () => Promise<Transfer>, baseline: () => Promi
   return { subject: median(times.subject), baseline: median(times.baseline) };
 }
 
-interface Transfer {
+export interface Transfer {
   ms: number;
   body: string;
 }
 
 /** POSTs `length` bytes from `chunks` with backpressure; fails unless the answer is 201. */
-function upload(url: string, authorization: string, contentType: string, length: number, chunks: () => Iterable<Uint8Array>): Promise<Transfer> {
+export function upload(url: string, authorization: string, contentType: string, length: number, chunks: () => Iterable<Uint8Array>): Promise<Transfer> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const request = http.request(url, {
@@ -187,7 +187,7 @@ function upload(url: string, authorization: string, contentType: string, length:
 }
 
 /** GETs `url`, counting and dropping the bytes; fails unless all SIZE bytes arrive with a 200. */
-function fetchBytes(url: string, authorization: string): Promise<Transfer> {
+export function fetchBytes(url: string, authorization: string): Promise<Transfer> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     http
@@ -203,7 +203,7 @@ function fetchBytes(url: string, authorization: string): Promise<Transfer> {
   });
 }
 
-function rawBody(content: Uint8Array): () => Iterable<Uint8Array> {
+export function rawBody(content: Uint8Array): () => Iterable<Uint8Array> {
   return function* () {
     for (let offset = 0; offset < content.byteLength; offset += CHUNK) yield content.subarray(offset, offset + CHUNK);
   };
@@ -253,7 +253,7 @@ async function peakRssDuringUpload(workDir: string): Promise<{ atStart: number; 
   }
 }
 
-function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+export function statusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
   if (kb === undefined) throw new Error(`no ${field} in /proc/${pid}/status`);
@@ -265,7 +265,7 @@ function startRunloom(workDir: string): Promise<ChildServer> {
   return startChildServer([CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)], workDir);
 }
 
-function patterned(size: number): Uint8Array {
+export function patterned(size: number): Uint8Array {
   const bytes = new Uint8Array(size);
   for (let index = 0; index < size; index += 1) bytes[index] = (index * 31 + (index >> 12)) & 0xff;
   return bytes;
