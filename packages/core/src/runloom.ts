@@ -19,6 +19,8 @@ import { ProviderService } from './domain/providers/provider-service';
 import { providersModule } from './domain/providers/providers-module';
 import { RunnableService } from './domain/runnables/runnable-service';
 import { runnablesModule } from './domain/runnables/runnables-module';
+import { RepositoryService } from './domain/repositories/repository-service';
+import { repositoriesModule } from './domain/repositories/repositories-module';
 import { ResourceService } from './domain/resources/resource-service';
 import { resourcesModule } from './domain/resources/resources-module';
 import { RunService } from './domain/runs/run-service';
@@ -67,6 +69,7 @@ const featureModules: ContainerModule[] = [
   runnablesModule,
   modelsModule,
   workspacesModule,
+  repositoriesModule,
   workspaceFilesModule,
   threadsModule,
   workspaceEventsModule,
@@ -131,6 +134,11 @@ export class Runloom {
   /** Workspaces: records, their files, their lifecycle. */
   get workspaces(): WorkspaceService {
     return this.container.get<WorkspaceService>(WorkspaceService);
+  }
+
+  /** Workspaces' git repositories: connections, clone, pull, commit, push, status. */
+  get repositories(): RepositoryService {
+    return this.container.get<RepositoryService>(RepositoryService);
   }
 
   /** Commands of workspaces: their files and index, search, usage. */

@@ -84,6 +84,11 @@ export interface GitStatus extends GitHead {
   changes: GitChange[];
 }
 
+export interface GitCommitResult extends GitHead {
+  /** What the commit recorded. */
+  changes: GitChange[];
+}
+
 export interface GitPullResult extends GitHead {
   /** `up_to_date`: nothing new; `fast_forward`: moved to the remote's commit; `merged`: a merge commit was made. */
   outcome: 'up_to_date' | 'fast_forward' | 'merged';
@@ -92,6 +97,8 @@ export interface GitPullResult extends GitHead {
 export interface GitClient {
   /** Whether the workspace's root is a git working copy (has a repository of its own). */
   isRepository(files: WorkspaceFileSystem): Promise<boolean>;
+  /** The checked-out branch and commit. */
+  head(files: WorkspaceFileSystem): Promise<GitHead>;
   /**
    * Clones the remote into the workspace's root and checks out `ref`. Files already in the root
    * stay (as untracked files); one that the checkout would overwrite fails with `conflict`.
@@ -107,7 +114,7 @@ export interface GitClient {
    * Stages the working tree's changes (new, changed and removed files, within the filter) and
    * commits them on the current branch; `nothing_to_commit` when there are none.
    */
-  commit(files: WorkspaceFileSystem, options: GitCommitOptions): Promise<GitHead>;
+  commit(files: WorkspaceFileSystem, options: GitCommitOptions): Promise<GitCommitResult>;
   /** Pushes the branch; `rejected` when the remote has commits the local branch lacks. */
   push(files: WorkspaceFileSystem, options: GitPushOptions): Promise<GitHead>;
   /** The head and the working tree's changes (within the filter). */

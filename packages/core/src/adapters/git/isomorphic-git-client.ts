@@ -6,6 +6,7 @@ import {
   type GitClient,
   type GitCloneOptions,
   type GitCommitOptions,
+  type GitCommitResult,
   GitError,
   type GitHead,
   type GitPathFilter,
@@ -17,6 +18,7 @@ import {
 } from '../../ports/git-client';
 import { EgressRefusedError, type HttpClient, HttpRequestError } from '../../ports/http-client';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
+import { SerialByKey } from '../../domain/workspaces/serial-by-key';
 import { gitHttpTransport } from './git-http-transport';
 
 type Git = (typeof import('./isomorphic-git'))['git'];
@@ -47,8 +49,8 @@ const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 export class IsomorphicGitClient implements GitClient {
   private readonly http: HttpClient;
   private readonly timeoutMs: number;
-  /** The last operation queued on each working copy, by root. */
-  private readonly queues = new Map<string, Promise<unknown>>();
+  /** Operations queued on each working copy, by root. */
+  private readonly queues = new SerialByKey();
 
   constructor(options: IsomorphicGitClientOptions) {
     this.http = options.http;
@@ -57,6 +59,13 @@ export class IsomorphicGitClient implements GitClient {
 
   isRepository(files: WorkspaceFileSystem): Promise<boolean> {
     return this.local(files, (dir) => hasRepository(dir));
+  }
+
+  head(files: WorkspaceFileSystem): Promise<GitHead> {
+    return this.local(files, async (dir, git) => {
+      await requireRepository(dir);
+      return head(git, dir);
+    });
   }
 
   clone(files: WorkspaceFileSystem, options: GitCloneOptions): Promise<GitHead> {
@@ -94,7 +103,7 @@ export class IsomorphicGitClient implements GitClient {
     });
   }
 
-  commit(files: WorkspaceFileSystem, options: GitCommitOptions): Promise<GitHead> {
+  commit(files: WorkspaceFileSystem, options: GitCommitOptions): Promise<GitCommitResult> {
     return this.local(files, async (dir, git) => {
       await requireRepository(dir);
       const rows = await git.statusMatrix({ fs, dir, ...matrixFilter(options) });
@@ -106,7 +115,7 @@ export class IsomorphicGitClient implements GitClient {
       if (present.length > 0) await git.add({ fs, dir, filepath: present });
       for (const [filepath] of unstaged.filter(([, , workdir]) => workdir === 0)) await git.remove({ fs, dir, filepath });
       await git.commit({ fs, dir, message: options.message, author: options.author });
-      return head(git, dir);
+      return { ...(await head(git, dir)), changes: changed.map(toChange) };
     });
   }
 
@@ -161,17 +170,7 @@ export class IsomorphicGitClient implements GitClient {
     if (dir === undefined) {
       return Promise.reject(new GitError('workspace_not_local', "git needs the workspace's files on this machine's disk, and this server keeps them elsewhere"));
     }
-    const start = (): Promise<T> => run(dir);
-    const result = (this.queues.get(dir) ?? Promise.resolve()).then(start, start);
-    const settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(dir, settled);
-    void settled.then(() => {
-      if (this.queues.get(dir) === settled) this.queues.delete(dir);
-    });
-    return result;
+    return this.queues.run(dir, () => run(dir));
   }
 }
 
@@ -314,8 +313,9 @@ function isChange([, headStatus, workdir]: StatusRow): boolean {
 
 async function changes(git: Git, dir: string, filter: GitPathFilter): Promise<GitChange[]> {
   const rows = await git.statusMatrix({ fs, dir, ...matrixFilter(filter) });
-  return rows.filter(isChange).map(([filepath, headStatus, workdir]) => ({
-    path: filepath,
-    change: headStatus === 0 ? 'added' : workdir === 0 ? 'deleted' : 'modified',
-  }));
+  return rows.filter(isChange).map(toChange);
+}
+
+function toChange([filepath, headStatus, workdir]: StatusRow): GitChange {
+  return { path: filepath, change: headStatus === 0 ? 'added' : workdir === 0 ? 'deleted' : 'modified' };
 }
