@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vendors';
 import type { TestRunloom } from './harness';
 
@@ -79,6 +80,10 @@ export async function createAccountRecords(t: TestRunloom, options: AccountRecor
     t.request('/workspaces/templates', json('POST', { name: `notes of ${account}`, files: [{ path: 'README.md', content: `# ${account}\n` }] }, account)),
   );
   const workspace = await created(t.request('/workspaces', json('POST', { name: `workspace of ${account}`, template_id: template.data.id }, account)));
+  // Connected to a repository, and a working copy (git init: reading and committing need no remote).
+  const repository = { url: 'https://git.example.invalid/notes.git', author: { name: account, email: `${account}@example.test` } };
+  await created(t.request(`/workspace/${workspace.data.id}/repository`, json('PUT', repository, account)));
+  execFileSync('git', ['init', '--quiet', (await t.runloom.workspaces.files(account, workspace.data.id)).localRoot!]);
   const spec = { name: 'release', phases: [{ id: 'gate', name: 'Gate', tasks: [{ id: 'ship', name: 'Ship?', type: 'approval', input: { message: 'Ship it?' } }] }] };
   const processRun = await created(t.request(`/workspace/${workspace.data.id}/processes/release/runs`, json('POST', { spec }, account)));
   await created(t.request(`/workspace/${workspace.data.id}/processes/runs/${processRun.data.id}/start`, { method: 'POST', account }), 200);
