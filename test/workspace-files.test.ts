@@ -36,15 +36,6 @@ function json(method: string, body: unknown): RequestInit {
   return { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }
 
-async function bodyOf(response: Response): Promise<any> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 /** Every event published on the workspace from now on, in order. */
 function recordEvents(runloom: Runloom, workspaceId: string): { events: PublishedWorkspaceEvent['event'][]; stop(): void } {
   const events: PublishedWorkspaceEvent['event'][] = [];
@@ -565,7 +556,7 @@ describe('signed upload URLs on PostgreSQL: single use across instances', functi
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a URL issued by one instance is accepted once by another, and refused by both after', async () => {
+  it('a URL issued by one instance is accepted once, by either instance, even when both are asked at once', async () => {
     const [first, second] = instances as [(typeof instances)[0], (typeof instances)[0]];
     const token = (await first.runloom.auth.issueToken({ grant_type: 'client_credentials', client_id: 'pg-client', client_secret: 'pg-client-secret-0123456789' })).access_token;
     const ws = await createWorkspace((route, init = {}) => fetch(`${first.url}${route}`, { ...init, headers: { ...(init.headers as object), authorization: `Bearer ${token}` } }));
@@ -576,7 +567,8 @@ describe('signed upload URLs on PostgreSQL: single use across instances', functi
     });
     const uploadUrl = new URL((await answer.json()).data.upload_url);
     const on = (instance: { url: string }): URL => new URL(`${uploadUrl.pathname}${uploadUrl.search}`, instance.url);
-    assert.equal((await fetch(on(second), { method: 'PUT', body: 'shared' })).status, 201);
+    const racing = await Promise.all([first, second].map((instance) => fetch(on(instance), { method: 'PUT', body: 'shared' })));
+    assert.deepEqual(racing.map((put) => put.status).sort(), [201, 409], 'two instances at once: one stores, the other refuses');
     assert.equal((await fetch(on(first), { method: 'PUT', body: 'shared' })).status, 409);
     assert.equal((await fetch(on(second), { method: 'PUT', body: 'shared' })).status, 409);
   });
