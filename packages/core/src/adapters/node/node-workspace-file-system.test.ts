@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crashContent } from '../../../test-support/workspace-write-crash-child';
-import { WorkspacePathError } from '../../ports/workspace-file-system';
+import { WorkspaceNotFoundError, WorkspacePathError } from '../../ports/workspace-file-system';
 import { readAll, streamOf } from '../blob-store.contract';
 import { describeWorkspaceFileSystemContract, OUTSIDE_CONTENT } from '../workspace-file-system.contract';
 import { NodeWorkspaceFileSystems } from './node-workspace-file-system';
@@ -86,6 +86,24 @@ describe('NodeWorkspaceFileSystems', () => {
     await assert.rejects(files.writeFile('dangling', 'x'), WorkspacePathError);
     await assert.rejects(files.stat('dangling'), WorkspacePathError);
     assert.equal(fs.existsSync(target), false);
+  });
+
+  it('refuses a path the rule allows but the disk cannot hold beside the root, creating nothing', async () => {
+    const files = await systems.open('w');
+    const long = `${`${'d'.repeat(200)}/`.repeat(20)}${'f'.repeat(70)}`;
+    await assert.rejects(files.writeFile(long, 'x'), WorkspacePathError);
+    await assert.rejects(files.mkdir(long), WorkspacePathError);
+    // 255 characters, 510 bytes in UTF-8: a name no Linux file system holds.
+    await assert.rejects(files.mkdir(`a/${'é'.repeat(255)}/b`), WorkspacePathError);
+    assert.deepEqual(await files.list(''), []);
+  });
+
+  it('answers not found once the workspace was removed under an open handle', async () => {
+    const files = await systems.open('w');
+    await files.writeFile('a.txt', 'x');
+    await systems.remove('w');
+    await assert.rejects(files.readBytes('a.txt'), WorkspaceNotFoundError);
+    await assert.rejects(files.list(''), WorkspaceNotFoundError);
   });
 
   describe('temporary files', () => {

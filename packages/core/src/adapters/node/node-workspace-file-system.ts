@@ -32,6 +32,14 @@ const TEMP_PREFIX = '.runloom-tmp-';
 const TEMP_NAME = /^\.runloom-tmp-[0-9a-f]{32}$/;
 /** A temporary file older than this belongs to a write that a crash cut off. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
+/**
+ * What Linux holds: a whole path of 4095 bytes and names of 255 bytes. The safe-path rule counts
+ * characters of the path alone; the root's folder, a temporary name and UTF-8 add to it, so a path
+ * that would fail halfway (a few parents made, then ENAMETOOLONG) is refused before anything is made.
+ */
+const PATH_MAX_BYTES = 4095;
+const NAME_MAX_BYTES = 255;
+const TEMP_NAME_BYTES = TEMP_PREFIX.length + 32;
 /** Stats in flight at once when a glob answers sizes and times: enough to keep libuv's threads busy. */
 const STAT_CONCURRENCY = 1024;
 /** Opens the file a path resolved to for reading: a link swapped in meanwhile fails (ELOOP), a FIFO does not block. */
@@ -41,6 +49,7 @@ const READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O
  * Workspaces as folders on this machine's disk. Given a folder, each workspace is the folder
  * `<base>/<workspaceId>` (the server's `--workspaces-dir`); given a function, its answer is the
  * root, so a host can root a workspace anywhere (the VS Code extension: at the open folder).
+ * `remove` deletes that folder, whichever it is.
  */
 export class NodeWorkspaceFileSystems implements WorkspaceFileSystems {
   private readonly rootOf: (workspaceId: string) => string;
@@ -357,13 +366,16 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     }
     const rest: string[] = [];
     let candidate = nodePath.join(this.localRoot, path);
+    if (!fitsOnDisk(path, candidate)) throw new WorkspacePathError(path, 'it is too long for this file system: shorten it');
     for (;;) {
       let real: string;
       try {
         real = await realpath(candidate);
       } catch (error) {
         const code = errorCode(error);
-        if ((code !== 'ENOENT' && code !== 'ENOTDIR') || candidate === this.localRoot) throw error;
+        // The root itself gone: the workspace was removed while this was open.
+        if (candidate === this.localRoot && code === 'ENOENT') throw new WorkspaceNotFoundError(path);
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw fsError(error, path);
         if (code === 'ENOENT' && (await lstat(candidate).catch(() => undefined))?.isSymbolicLink()) {
           throw new WorkspacePathError(path, 'it goes through a symbolic link that points nowhere');
         }
@@ -408,9 +420,18 @@ function fsError(error: unknown, path: string): unknown {
       return new WorkspaceConflictError(path, 'something is already there');
     case 'ELOOP':
       return new WorkspacePathError(path, 'it was replaced by a symbolic link');
+    case 'ENAMETOOLONG':
+      // The rule bounds the path; the root's own folder adds to it on this disk.
+      return new WorkspacePathError(path, 'it is too long for this file system: shorten it');
     default:
       return error;
   }
+}
+
+function fitsOnDisk(path: string, absolute: string): boolean {
+  if (Buffer.byteLength(absolute) + 1 + TEMP_NAME_BYTES > PATH_MAX_BYTES) return false;
+  // Characters are bytes in ASCII; only a path with other characters can have a name over the bound.
+  return Buffer.byteLength(path) === path.length || path.split('/').every((segment) => Buffer.byteLength(segment) <= NAME_MAX_BYTES);
 }
 
 async function sweepIfStale(full: string): Promise<void> {
