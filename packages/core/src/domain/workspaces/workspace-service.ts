@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
-import { Database, WriteConflictError } from '../../ports/database';
+import { Database, DuplicateIdError, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import { type WorkspaceFileSystem, WorkspaceFileSystems } from '../../ports/workspace-file-system';
 import { Repository } from '../storage/repository';
@@ -86,11 +86,15 @@ export class WorkspaceService {
       revision: 1,
     };
     const created = this.lifecycleRecord(record, 'created', null, createdBy, now);
+    // A host-given id may be taken: refuse before touching that workspace's files.
+    if (input.id !== undefined && (await this.database.get(WORKSPACES_COLLECTION, input.id))) throw DomainError.conflict(`workspace ${input.id} exists`);
     const files = await this.fileSystems.open(record.id);
     try {
       if (template) await this.templates.copyInto(template, files);
       await this.database.write([this.workspaces.insertOp(record), this.lifecycleEvents.insertOp(created)]);
     } catch (error) {
+      // Never remove the files of a workspace a racing create with the same id has just made.
+      if (error instanceof DuplicateIdError) throw DomainError.conflict(`workspace ${record.id} exists`);
       await this.fileSystems.remove(record.id);
       throw error;
     }

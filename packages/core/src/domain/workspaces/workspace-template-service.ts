@@ -1,9 +1,10 @@
-import { inject, injectable } from 'inversify';
+import { inject, injectable, optional } from 'inversify';
 import { DomainError, validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
+import { RepositoryCloner } from '../repositories/repository-cloner';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { TEMPLATES_COLLECTION } from './workspace-migrations';
 import {
@@ -28,6 +29,8 @@ export class WorkspaceTemplateService {
     @inject(Database) database: Database,
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(Clock) private readonly clock: Clock,
+    // Bound by the repositories module; a host that leaves it out has file templates only.
+    @inject(RepositoryCloner) @optional() private readonly cloner?: RepositoryCloner,
   ) {
     this.templates = new Repository(database, TEMPLATES_COLLECTION);
   }
@@ -67,15 +70,17 @@ export class WorkspaceTemplateService {
   }
 
   /**
-   * Writes the template's files into a new workspace's `files`, each atomically. A git source is
-   * refused until this server has the repository integration. On failure some files may be
-   * written: the caller discards the workspace's files (see `WorkspaceService.create`).
+   * Writes the template's files into a new workspace's `files`, each atomically, or clones its git
+   * source there (`.git` included, so the workspace can be connected to the repository later). On
+   * failure part of it may be written: the caller discards the workspace's files (see
+   * `WorkspaceService.create`). A remote that refuses or does not answer is a 422, a refused URL a
+   * 400 (docs/api.md#repositories).
    */
   async copyInto(template: WorkspaceTemplate, files: WorkspaceFileSystem): Promise<void> {
     if (template.source) {
-      throw DomainError.invalid(
-        `workspace template ${template.id} clones a git repository, which needs the repository integration this server does not have yet; use a template with files`,
-      );
+      if (!this.cloner) throw DomainError.notImplemented(`workspace template ${template.id} clones a git repository, and this server has no repository integration`);
+      await this.cloner.cloneInto(files, { url: template.source.url, ref: template.source.ref ?? undefined });
+      return;
     }
     for (const file of template.files ?? []) await files.writeFile(file.path, templateFileBytes(file));
   }
