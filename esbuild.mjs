@@ -1,7 +1,7 @@
 // Builds every bundle of the repository (`npm run build`, and `prepare` on `npm install`):
 // - the core: packages/core/dist/runloom-core.js, with index.js, node.js and testing.js as views of
 //   it (the package's entry points), the sql.js snapshot worker, ai-sdk.js (loaded on the first
-//   model call) and sql-wasm.wasm beside them;
+//   model call), isomorphic-git.js (loaded on the first git operation) and sql-wasm.wasm beside them;
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
 // - the VS Code extension: packages/vscode/dist/extension.js (client) and server.js (language server).
 // CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
@@ -23,14 +23,23 @@ const sqlWasm = require.resolve('sql.js/dist/sql-wasm.wasm');
  * more than `require` does for that CommonJS bundle.
  */
 const aiSdkEntry = path.resolve('packages/core/src/adapters/models/ai-sdk.ts');
-const aiSdkApart = {
-  name: 'ai-sdk-apart',
+/**
+ * isomorphic-git likewise, `isomorphic-git.js` required on the first git operation: inlined, its
+ * ~570 KB were 13% of runloom-core.js, parsed by every server, most never touching a repository.
+ */
+const isomorphicGitEntry = path.resolve('packages/core/src/adapters/git/isomorphic-git.ts');
+/** The modules bundled apart, each with the file beside the bundle that their importers require. */
+const apartFiles = new Map([
+  [aiSdkEntry, './ai-sdk.js'],
+  [isomorphicGitEntry, './isomorphic-git.js'],
+]);
+const bundledApart = {
+  name: 'bundled-apart',
   setup(build) {
-    build.onResolve({ filter: /\/ai-sdk$/ }, (args) =>
-      args.kind !== 'entry-point' && path.resolve(args.resolveDir, `${args.path}.ts`) === aiSdkEntry
-        ? { path: './ai-sdk.js', external: true }
-        : undefined,
-    );
+    build.onResolve({ filter: /\/(ai-sdk|isomorphic-git)$/ }, (args) => {
+      const file = args.kind === 'entry-point' ? undefined : apartFiles.get(path.resolve(args.resolveDir, `${args.path}.ts`));
+      return file === undefined ? undefined : { path: file, external: true };
+    });
   },
 };
 
@@ -90,6 +99,7 @@ const bundles = [
       'runloom-core': 'runloom-core-entry',
       'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
       'ai-sdk': aiSdkEntry,
+      'isomorphic-git': isomorphicGitEntry,
     },
     outdir: 'packages/core/dist',
     plugins: [coreBundleEntry],
@@ -113,6 +123,7 @@ const bundles = [
       server: 'packages/vscode/src/server/server.ts',
       'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
       'ai-sdk': aiSdkEntry,
+      'isomorphic-git': isomorphicGitEntry,
     },
     outdir: 'packages/vscode/dist',
     external: ['vscode'],
@@ -140,7 +151,7 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     keepNames: true,
     sourcemap: true,
     external: [...external, 'pg-native'],
-    plugins: [...plugins, aiSdkApart],
+    plugins: [...plugins, bundledApart],
     supported: { 'dynamic-import': false },
     // ESM-only dependencies (fdir, under tinyglobby) read `import.meta.url`, which a CommonJS
     // bundle lacks: give them this file's URL.
