@@ -73,7 +73,13 @@ const HEARTBEAT = encoder.encode(': heartbeat\n\n');
 export function openSseStream(options: SseStreamOptions): SseStream {
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_SSE_SETTINGS.maxBufferedBytes;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
+  /** Frames the client has not read yet, oldest first; handed over together at its next read. */
+  let unread: Uint8Array[] = [];
+  let unreadBytes = 0;
+  /** A read waiting for the next frame: its pull's promise. */
+  let waitingRead: (() => void) | undefined;
   let closed = false;
+  let ended = false;
   let heartbeat: Timer | undefined;
 
   const finish = (reason: SseCloseReason): void => {
@@ -83,19 +89,39 @@ export function openSseStream(options: SseStreamOptions): SseStream {
     options.signal?.removeEventListener('abort', onAbort);
     options.onClose?.(reason);
   };
-  const onAbort = (): void => {
-    finish('client-gone');
-    controller.error(new Error('the client went away'));
+  /** Ends the stream with an error: what is unread is discarded and the server adapter cuts the connection. */
+  const fail = (reason: SseCloseReason, message: string): void => {
+    finish(reason);
+    unread = [];
+    controller.error(new Error(message));
+  };
+  const onAbort = (): void => fail('client-gone', 'the client went away');
+  /** Hands everything unread to the reader as one chunk: a burst of frames costs the socket one write. */
+  const handOver = (): void => {
+    const chunk = unread.length === 1 ? unread[0]! : concat(unread, unreadBytes);
+    unread = [];
+    unreadBytes = 0;
+    controller.enqueue(chunk);
+  };
+  const wake = (): void => {
+    const read = waitingRead;
+    waitingRead = undefined;
+    read?.();
   };
   /** Queues bytes; drops the client when they bring its unread bytes past the limit. */
   const enqueue = (bytes: Uint8Array): boolean => {
     if (closed) return false;
-    controller.enqueue(bytes);
-    if ((controller.desiredSize ?? 0) >= 0) return true;
-    finish('too-slow');
-    // Erroring discards what is queued and makes the server adapter cut the connection.
-    controller.error(new Error(`the client left more than ${maxBufferedBytes} bytes unread`));
-    return false;
+    unread.push(bytes);
+    unreadBytes += bytes.byteLength;
+    if (unreadBytes > maxBufferedBytes) {
+      fail('too-slow', `the client left more than ${maxBufferedBytes} bytes unread`);
+      return false;
+    }
+    if (waitingRead) {
+      handOver();
+      wake();
+    }
+    return true;
   };
 
   const body = new ReadableStream<Uint8Array>(
@@ -103,11 +129,18 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       start(streamController) {
         controller = streamController;
       },
+      // Called when the reader wants more (highWaterMark 0: nothing is pulled ahead of it).
+      pull() {
+        if (unread.length > 0) handOver();
+        else if (ended) controller.close();
+        else return new Promise<void>((resolve) => (waitingRead = resolve));
+        return undefined;
+      },
       cancel() {
         finish('client-gone');
       },
     },
-    { highWaterMark: maxBufferedBytes, size: (chunk) => chunk.byteLength },
+    { highWaterMark: 0 },
   );
   enqueue(encoder.encode(`retry: ${options.retryMs ?? DEFAULT_SSE_SETTINGS.retryMs}\n\n`));
   if (options.signal?.aborted) onAbort();
@@ -131,7 +164,11 @@ export function openSseStream(options: SseStreamOptions): SseStream {
     end() {
       if (closed) return;
       finish('ended');
-      controller.close();
+      ended = true;
+      if (waitingRead) {
+        controller.close();
+        wake();
+      }
     },
     get closed() {
       return closed;
@@ -151,4 +188,14 @@ export function encodeSseFrame(frame: SseFrame): Uint8Array {
 function singleLine(value: string, field: string): string {
   if (/[\r\n\0]/.test(value)) throw new Error(`an SSE ${field} must be one line without NUL`);
   return value;
+}
+
+function concat(chunks: readonly Uint8Array[], byteLength: number): Uint8Array {
+  const joined = new Uint8Array(byteLength);
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return joined;
 }
