@@ -6,7 +6,8 @@
  *
  * Paths are relative to the workspace root, `/`-separated, without `..`, `.` or empty segments,
  * `\`, NUL or control characters (`domain/paths/safe-path.ts`, kind `relative`); `''` is the root
- * itself where a directory is meant. Services check paths before they reach the port, and the port
+ * itself where a directory is meant; a trailing `/` is dropped (`docs/` is `docs`), and entries are
+ * answered with their paths so spelled. Services check paths before they reach the port, and the port
  * checks them again: an unsafe path, or one that resolves outside the root through a symbolic link,
  * rejects with `WorkspacePathError` and touches nothing.
  *
@@ -50,7 +51,7 @@ export interface WorkspaceEntry extends WorkspacePathEntry {
   mtime: Date;
 }
 
-/** Inclusive byte offsets within the file (`0 <= start <= end < size`). */
+/** Inclusive byte offsets within the file (`0 <= start <= end < size`); a stream stops at the file's end. */
 export interface FileByteRange {
   start: number;
   end: number;
