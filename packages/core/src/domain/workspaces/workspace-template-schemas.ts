@@ -91,7 +91,7 @@ function fileSetProblems(files: readonly TemplateFile[]): { path: (string | numb
     const earlier = seen.get(file.path);
     if (earlier !== undefined) problems.push({ path: ['files', index, 'path'], message: `'${file.path}' is also files.${earlier}.path: give each path once` });
     seen.set(file.path, index);
-    bytes += file.content !== undefined ? new TextEncoder().encode(file.content).length : Math.floor((file.content_base64?.length ?? 0) * 0.75);
+    bytes += file.content !== undefined ? new TextEncoder().encode(file.content).length : decodedLength(file.content_base64 ?? '');
   });
   files.forEach((file, index) => {
     const segments = file.path.split('/');
@@ -104,6 +104,12 @@ function fileSetProblems(files: readonly TemplateFile[]): { path: (string | numb
       }
     }
   });
-  if (bytes > MAX_TEMPLATE_BYTES) problems.push({ path: ['files'], message: `a template's files hold at most ${MAX_TEMPLATE_BYTES} bytes in all (got about ${bytes})` });
+  if (bytes > MAX_TEMPLATE_BYTES) problems.push({ path: ['files'], message: `a template's files hold at most ${MAX_TEMPLATE_BYTES} bytes in all (got ${bytes})` });
   return problems;
+}
+
+/** Bytes that standard base64 text decodes to, without decoding it. */
+function decodedLength(base64: string): number {
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return Math.floor((base64.length * 3) / 4) - padding;
 }
