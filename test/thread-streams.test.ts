@@ -77,6 +77,29 @@ describe('thread streams', function () {
         assert.equal(JSON.stringify(sent.messages).includes('Tell me about foxes'), true, 'the history went to the vendor');
       });
 
+      if (provider === 'anthropic') {
+        it('streams thinking blocks as reasoning parts before the text, and saves them', async () => {
+          await saveThread(authed(app), app.workspaceId, 'thinking');
+          vendor.reply({ type: 'text', reasoning: ['Foxes ', 'are quick.'], chunks: TEXT });
+          const response = await post(app, { threadId: 'thinking', message: 'Think first', model: { provider, model: vendor.model } });
+          const chunks = await readChunks(response.body!);
+          assert.deepEqual(
+            chunks.map((chunk) => chunk.type).filter((type) => !type.endsWith('-delta')),
+            ['start', 'start-step', 'reasoning-start', 'reasoning-end', 'text-start', 'text-end', 'finish-step', 'finish'],
+          );
+          const reply = await assemble(chunks);
+          assert.deepEqual(
+            reply!.parts.map((part) => [part.type, 'text' in part ? part.text : undefined]),
+            [
+              ['step-start', undefined],
+              ['reasoning', 'Foxes are quick.'],
+              ['text', TEXT.join('')],
+            ],
+          );
+          assert.deepEqual((await getThread(app, 'thinking')).messages[1].parts, JSON.parse(JSON.stringify(reply!.parts)));
+        });
+      }
+
       it('is driven by DefaultChatTransport as useChat drives it: sendMessages streams the reply, reconnectToStream answers null once it is done', async () => {
         await saveThread(authed(app), app.workspaceId, 'chat');
         vendor.reply({ type: 'text', chunks: TEXT });

@@ -237,6 +237,17 @@ describe('threads', function () {
     });
   });
 
+  it('adds the thread count and the latest thread change to the workspace metadata summary', async () => {
+    await saveThread(t, workspaceId, 'one');
+    await saveThread(t, workspaceId, 'two');
+    const latest = ((await (await getThread('two')).json()) as { data: { updated_at: string } }).data.updated_at;
+    const summary = await t.request(`/workspace/${workspaceId}/metadata`);
+    assert.equal(summary.status, 200);
+    const { data } = (await summary.json()) as { data: { thread_count: number; last_activity_at: string } };
+    assert.equal(data.thread_count, 2);
+    assert.ok(data.last_activity_at >= latest);
+  });
+
   it('works through the facade as through HTTP', async () => {
     const { created, thread } = await t.runloom.threads.save(ACCOUNT, workspaceId, 'facade', { title: 'Facade' });
     assert.equal(created, true);

@@ -105,7 +105,8 @@ export class ReplyBuilder {
       chunks.push(...this.close());
       this.blocks += 1;
       const id = `${kind}-${this.blocks}`;
-      const part = { type: kind, text: '' };
+      // As `readUIMessageStream` builds them: reasoning parts keep their chunk id, text parts do not.
+      const part = kind === 'reasoning' ? { type: kind, id, text: '' } : { type: kind, text: '' };
       this.parts.push(part);
       this.open = { kind, id, part };
       chunks.push({ type: `${kind}-start`, id });

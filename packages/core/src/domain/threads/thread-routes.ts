@@ -213,7 +213,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams): Ro
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
+  'cache-control': 'no-cache, no-transform',
   'x-vercel-ai-ui-message-stream': 'v1',
   // Proxies such as nginx would otherwise hold the chunks back.
   'x-accel-buffering': 'no',
@@ -223,6 +223,10 @@ const STREAM_HEADERS = {
  * One subscriber of `stream` as SSE, from chunk `after` + 1: every frame carries its chunk number
  * as `id:` (what `Last-Event-ID` names), and `data: [DONE]` follows the last chunk. Frames waiting
  * are sent in one write. The client going away only ends this subscription.
+ *
+ * Pulled, not pushed (unlike `http/sse.ts`, whose writer drops a client that leaves 1 MiB unread):
+ * every subscriber reads the stream's one shared buffer at its own pace, so replaying a long reply
+ * to a rejoining client costs no copy per client and never drops it.
  */
 function streamResponse(stream: ThreadStream, after: number): Response {
   const leave = stream.subscribe();

@@ -3,6 +3,7 @@ import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
+import type { WorkspaceMetadataContribution, WorkspaceMetadataContributor } from '../workspaces/workspace-metadata';
 import { SerialByKey } from '../workspaces/serial-by-key';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import type {
@@ -25,7 +26,7 @@ export type ThreadChange = (thread: Thread) => Thread;
  * PATCHes and a stream saving its reply never lose each other's messages.
  */
 @injectable()
-export class ThreadService {
+export class ThreadService implements WorkspaceMetadataContributor {
   /** In-process: instances sharing one store would need a lock in the database instead. */
   private readonly locks = new SerialByKey();
 
@@ -40,6 +41,12 @@ export class ThreadService {
   async list(accountId: string, workspaceId: string, page: { limit: number; offset: number }): Promise<ThreadMetadata[]> {
     await this.workspaces.require(accountId, workspaceId);
     return this.store.list(accountId, workspaceId, page);
+  }
+
+  /** The workspace summary's thread count and latest thread change, from the index. */
+  async contribute(accountId: string, workspaceId: string): Promise<WorkspaceMetadataContribution> {
+    const [latest] = await this.store.list(accountId, workspaceId, { limit: 1, offset: 0 });
+    return { thread_count: await this.store.count(accountId, workspaceId), last_activity_at: latest?.updated_at ?? null };
   }
 
   /** The thread; 404 without a file, 409 when the file is not a thread (the index then says so too). */

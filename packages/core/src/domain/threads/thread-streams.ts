@@ -6,6 +6,7 @@ import { Clock, type Timer } from '../../ports/clock';
 import { Database, type Migration } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import { Logger } from '../../ports/logger';
+import { Metrics } from '../../ports/metrics';
 import { ModelGateway, type ModelRequest } from '../../ports/model-gateway';
 import { ProviderService } from '../providers/provider-service';
 import { type AccountRecord, Repository } from '../storage/repository';
@@ -76,6 +77,7 @@ export class ThreadStreams implements Lifecycle {
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
+    @inject(Metrics) private readonly metrics: Metrics,
     @inject(RunloomConfig) private readonly config: RunloomConfig,
   ) {
     this.markers = new Repository(database, MARKERS);
@@ -156,8 +158,15 @@ export class ThreadStreams implements Lifecycle {
     return this.registry.inWorkspace(workspaceId).map((stream) => stream.debugView());
   }
 
-  /** Marks the replies a previous process left streaming as interrupted (never left pending). */
+  /**
+   * Marks the replies a previous process left streaming as interrupted (never left pending). One
+   * process per store: with several instances sharing PostgreSQL, a marker of a live instance's
+   * stream must be left alone (a liveness hold per instance, as the job queue has).
+   */
   async start(): Promise<void> {
+    this.metrics.gauge('runloom_thread_replies_streaming', 'Thread replies being generated', () =>
+      Promise.resolve([{ labels: {}, value: this.registry.all().length }]),
+    );
     const left = (await this.database.find(MARKERS)) as StreamMarker[];
     for (const marker of left) {
       try {

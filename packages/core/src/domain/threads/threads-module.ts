@@ -2,6 +2,7 @@ import { ContainerModule } from 'inversify';
 import { RouteTable } from '../../http/route';
 import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
+import { WorkspaceMetadataContributor } from '../workspaces/workspace-metadata';
 import { threadRoutes } from './thread-routes';
 import { ThreadService } from './thread-service';
 import { threadIndexMigrations, ThreadStore } from './thread-store';
@@ -16,6 +17,7 @@ export const threadsModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue([...threadIndexMigrations, ...threadStreamMigrations]);
   bind(ThreadStore).toSelf().inSingletonScope();
   bind(ThreadService).toSelf().inSingletonScope();
+  bind(WorkspaceMetadataContributor).toService(ThreadService);
   bind(ThreadStreamRegistry).toSelf().inSingletonScope();
   bind(ThreadStreams).toSelf().inSingletonScope();
   bind(Lifecycle).toService(ThreadStreams);
