@@ -85,6 +85,7 @@ describe('workspace commands', () => {
       [{ trigger: 'a', type: 'prompt' }, /needs template/],
       [{ trigger: 'a', type: 'shell', argv: [] }, /argv/],
       [{ trigger: 'a', type: 'runnable' }, /runnable_id/],
+      [{ trigger: 'a', type: 'runnable', runnable_id: 'missing' }, /no runnable missing in this account/],
       [{ trigger: 'a', type: 'nope', template: 'x' }, /type must be one of/],
       [{ trigger: 'a', type: 'prompt', template: 'Hi {{who}}' }, /undeclared args: who/],
       [{ trigger: 'a', type: 'shell', argv: ['x'], args: [{ name: 'b' }, { name: 'c', required: true }] }, /required args must come before optional/],

@@ -181,7 +181,7 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       tag: TAG,
       summary: 'Execute a command with positional args; answers at once with the execution id (runId) and its status',
       params: commandParams,
-      body: { json: executeCommandSchema },
+      body: { json: executeCommandSchema, optional: true },
       responses: {
         200: { description: 'the execution is queued', schema: data(z.object({ runId: z.string(), status: z.enum(EXECUTION_STATUSES) })) },
         400: invalid,

@@ -5,6 +5,7 @@ import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
 import { Logger } from '../../ports/logger';
 import { type WorkspaceFileSystem, WorkspaceConflictError, WorkspaceNotFoundError } from '../../ports/workspace-file-system';
+import { RunnableService } from '../runnables/runnable-service';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { SerialByKey } from '../workspaces/serial-by-key';
@@ -72,6 +73,7 @@ export class CommandService {
   constructor(
     @inject(Database) private readonly database: Database,
     @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
+    @inject(RunnableService) private readonly runnables: RunnableService,
     @inject(WorkspaceEvents) private readonly events: WorkspaceEvents,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
@@ -108,6 +110,7 @@ export class CommandService {
   /** Writes the command's file (409 when the trigger is taken) and indexes it. */
   async create(accountId: string, workspaceId: string, input: CreateCommandInput): Promise<Command> {
     const definition = checked(commandDefinitionSchema.safeParse(input ?? {}));
+    await this.checkRunnable(accountId, input.runnable_id);
     const files = await this.writableFiles(accountId, workspaceId);
     const now = this.clock.now().toISOString();
     const command: CommandFile = { ...definition, created_at: now, updated_at: now };
@@ -129,6 +132,7 @@ export class CommandService {
   /** Changes the given fields (null removes an optional one); the result is checked as a whole. */
   async patch(accountId: string, workspaceId: string, trigger: string, input: PatchCommandInput): Promise<Command> {
     const patch = checked(patchCommandSchema.safeParse(input ?? {}));
+    await this.checkRunnable(accountId, patch.runnable_id);
     const files = await this.writableFiles(accountId, workspaceId);
     const record = await this.locks.run(workspaceId, async () => {
       await this.syncLocked(accountId, workspaceId, files);
@@ -217,6 +221,17 @@ export class CommandService {
    */
   usageOp(record: CommandIndexRecord, usedAt: string): WriteOp {
     return this.index.replaceOp({ ...record, usage_count: record.usage_count + 1, last_used_at: usedAt }, { usage_count: record.usage_count });
+  }
+
+  /**
+   * A `runnable_id` given must name a runnable of the account (another account's reads as
+   * missing), even on a command of another type, which drops it: no answer tells one from the other.
+   */
+  private async checkRunnable(accountId: string, runnableId: string | null | undefined): Promise<void> {
+    if (runnableId === undefined || runnableId === null || (await this.runnables.find(accountId, runnableId))) return;
+    throw DomainError.invalid(`runnable_id: no runnable ${runnableId.slice(0, 64)} in this account; create it with POST /v1/runnables first`, [
+      { path: 'runnable_id', message: 'no such runnable' },
+    ]);
   }
 
   private async all(accountId: string, workspaceId: string): Promise<Command[]> {
