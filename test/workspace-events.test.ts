@@ -350,8 +350,8 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     );
   });
 
-  it('answers 404 for another account’s workspace and 400 for a Last-Event-ID that is not an id', async () => {
-    const { instance, workspace, streamUrl } = await started();
+  it('answers 404 for another account’s workspace, 400 for a Last-Event-ID that is not an id, and HEAD without a stream', async () => {
+    const { instance, streamUrl } = await started();
     const foreign = await instance.runloom.workspaces.create('acct-someone-else', { name: 'not yours' }, 'someone-else');
     const token = await instance.token();
     const other = await fetch(`${instance.url}/workspace/${foreign.id}/events`, { headers: { authorization: `Bearer ${token}` } });
@@ -364,6 +364,9 @@ describe('workspace events (GET /workspace/{id}/events)', function () {
     assert.equal(badQuery.status, 400);
     assert.match(await badQuery.text(), /lastEventId must be a plain decimal integer/);
     assert.equal((await fetch(streamUrl)).status, 401);
-    assert.ok(workspace.id);
+    // HEAD answers the stream's head and ends at once.
+    const head = await fetch(streamUrl, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-type'), 'text/event-stream');
   });
 });
