@@ -18,6 +18,7 @@ export { multipartParserContract, multipartBody } from '../adapters/multipart-pa
 export { passwordHasherContract } from '../adapters/password-hasher.contract';
 export { describePatternMatcherContract } from '../adapters/pattern-matcher.contract';
 export { describeSecretBoxContract } from '../adapters/secret-box.contract';
+export { describeGitClientContract, type GitClientTestBed, type GitRemoteFixture } from '../adapters/git-client.contract';
 export { messageSignerContract } from '../adapters/message-signer.contract';
 export { documentConverterContract, minimalDocx } from '../adapters/document-converter.contract';
 export {
