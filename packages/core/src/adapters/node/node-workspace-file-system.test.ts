@@ -140,7 +140,10 @@ describe('NodeWorkspaceFileSystems', () => {
     });
   });
 
-  describe('durability', () => {
+  describe('durability', function () {
+    // A child process starting under tsx, and hundreds of fsyncs, on a loaded machine.
+    this.timeout(60_000);
+
     it('finds every acknowledged write whole after the writing process is killed with SIGKILL', async () => {
       const base = path.join(dir, 'workspaces');
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '../../../test-support/workspace-write-crash-child.ts'), base], {
