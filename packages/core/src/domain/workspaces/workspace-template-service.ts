@@ -1,5 +1,5 @@
-import { inject, injectable, optional } from 'inversify';
-import { DomainError, validationError } from '../errors';
+import { inject, injectable } from 'inversify';
+import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
@@ -29,8 +29,7 @@ export class WorkspaceTemplateService {
     @inject(Database) database: Database,
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(Clock) private readonly clock: Clock,
-    // Bound by the repositories module; a host that leaves it out has file templates only.
-    @inject(RepositoryCloner) @optional() private readonly cloner?: RepositoryCloner,
+    @inject(RepositoryCloner) private readonly cloner: RepositoryCloner,
   ) {
     this.templates = new Repository(database, TEMPLATES_COLLECTION);
   }
@@ -78,7 +77,6 @@ export class WorkspaceTemplateService {
    */
   async copyInto(template: WorkspaceTemplate, files: WorkspaceFileSystem): Promise<void> {
     if (template.source) {
-      if (!this.cloner) throw DomainError.notImplemented(`workspace template ${template.id} clones a git repository, and this server has no repository integration`);
       await this.cloner.cloneInto(files, { url: template.source.url, ref: template.source.ref ?? undefined });
       return;
     }

@@ -1,8 +1,6 @@
 import { ContainerModule } from 'inversify';
 import { RouteTable } from '../../http/route';
 import { Migrations } from '../storage/migrations';
-import { BusWorkspaceEvents } from '../workspace-events/bus-workspace-events';
-import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { workspaceConfigRoutes } from './workspace-config-routes';
 import { WorkspaceConfigService } from './workspace-config-service';
 import { WorkspaceMetadataService } from './workspace-metadata';
@@ -14,7 +12,7 @@ import { WorkspaceTemplateService } from './workspace-template-service';
 
 /**
  * Workspaces: records, lifecycle, metadata summary, configuration and templates; their files
- * (through the `WorkspaceFileSystems` port) and their event stream. Other features add to the
+ * (through the `WorkspaceFileSystems` port) (their event stream is `workspace-events/`). Other features add to the
  * metadata summary by binding `WorkspaceMetadataContributor`.
  */
 export const workspacesModule = new ContainerModule(({ bind }) => {
@@ -23,8 +21,6 @@ export const workspacesModule = new ContainerModule(({ bind }) => {
   bind(WorkspaceTemplateService).toSelf().inSingletonScope();
   bind(WorkspaceConfigService).toSelf().inSingletonScope();
   bind(WorkspaceMetadataService).toSelf().inSingletonScope();
-  bind(BusWorkspaceEvents).toSelf().inSingletonScope();
-  bind(WorkspaceEvents).toService(BusWorkspaceEvents);
   bind(RouteTable).toResolvedValue(
     (workspaces: WorkspaceService, metadata: WorkspaceMetadataService, templates: WorkspaceTemplateService, config: WorkspaceConfigService) => [
       ...workspaceTemplateRoutes(templates),
