@@ -148,7 +148,7 @@ const FLAGS = {
   },
   'allow-private-network': {
     commands: ['serve'],
-    help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools) reach loopback, private, link-local and metadata addresses',
+    help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools, git remotes) reach loopback, private, link-local and metadata addresses',
     shownDefault: 'off',
     schema: onOff,
     to: { option: 'allowPrivateNetwork' },
