@@ -17,6 +17,7 @@ export { NodeContentHasher } from './adapters/node/node-content-hasher';
 export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
 export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address-policy';
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
+export { NodeProcessLauncher } from './adapters/node/node-process-launcher';
 export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
 export { NodeWorkspaceFileSystem, NodeWorkspaceFileSystems } from './adapters/node/node-workspace-file-system';
 export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';

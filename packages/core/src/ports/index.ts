@@ -18,3 +18,4 @@ export * from './message-signer';
 export * from './archive-writer';
 export * from './document-converter';
 export * from './git-client';
+export * from './process-launcher';

@@ -17,6 +17,7 @@ export { describeModelGatewayContract, useFakeVendor } from '../adapters/model-g
 export { multipartParserContract, multipartBody } from '../adapters/multipart-parser.contract';
 export { passwordHasherContract } from '../adapters/password-hasher.contract';
 export { describePatternMatcherContract } from '../adapters/pattern-matcher.contract';
+export { describeProcessLauncherContract } from '../adapters/process-launcher.contract';
 export { describeSecretBoxContract } from '../adapters/secret-box.contract';
 export { describeGitClientContract, type GitClientTestBed, type GitRemoteFixture } from '../adapters/git-client.contract';
 export { messageSignerContract } from '../adapters/message-signer.contract';
