@@ -31,7 +31,10 @@ import { webhooksModule } from './domain/webhooks/webhooks-module';
 import { ThreadService } from './domain/threads/thread-service';
 import { ThreadStreams } from './domain/threads/thread-streams';
 import { threadsModule } from './domain/threads/threads-module';
+import { WorkspaceConfigService } from './domain/workspaces/workspace-config-service';
+import { WorkspaceMetadataService } from './domain/workspaces/workspace-metadata';
 import { WorkspaceService } from './domain/workspaces/workspace-service';
+import { WorkspaceTemplateService } from './domain/workspaces/workspace-template-service';
 import { workspacesModule } from './domain/workspaces/workspaces-module';
 import { workspaceEventsModule } from './domain/workspace-events/workspace-events-module';
 import { WorkspaceFileService } from './domain/workspace-files/workspace-file-service';
@@ -134,6 +137,21 @@ export class Runloom {
   /** Workspaces: records, their files, their lifecycle. */
   get workspaces(): WorkspaceService {
     return this.container.get<WorkspaceService>(WorkspaceService);
+  }
+
+  /** Each workspace's configuration (`.runloom/workspace-config.runloom.yaml`): get, deep-merge a change. */
+  get workspaceConfig(): WorkspaceConfigService {
+    return this.container.get<WorkspaceConfigService>(WorkspaceConfigService);
+  }
+
+  /** Workspace templates: files or a git repository a new workspace starts from. */
+  get workspaceTemplates(): WorkspaceTemplateService {
+    return this.container.get<WorkspaceTemplateService>(WorkspaceTemplateService);
+  }
+
+  /** A workspace's summary for display: files, threads, commands, process runs, last activity. */
+  get workspaceMetadata(): WorkspaceMetadataService {
+    return this.container.get<WorkspaceMetadataService>(WorkspaceMetadataService);
   }
 
   /** Workspaces' git repositories: connections, clone, pull, commit, push, status. */
