@@ -4,14 +4,17 @@ import { SseSettings } from '../../http/sse';
 import { Clock } from '../../ports/clock';
 import { Logger } from '../../ports/logger';
 import { WorkspaceService } from '../workspaces/workspace-service';
+import { BusWorkspaceEvents } from './bus-workspace-events';
 import { WorkspaceEvents } from './workspace-events';
 import { workspaceEventsRoutes } from './workspace-events-routes';
 
 /**
- * The SSE route of workspace events. `WorkspaceEvents` itself (`BusWorkspaceEvents`, on the
- * `DurableEventBus`) is bound by the workspaces module, which every workspace feature loads.
+ * The event stream of workspaces: `WorkspaceEvents` (on the `DurableEventBus`), which every
+ * workspace feature publishes through, and its SSE route.
  */
 export const workspaceEventsModule = new ContainerModule(({ bind }) => {
+  bind(BusWorkspaceEvents).toSelf().inSingletonScope();
+  bind(WorkspaceEvents).toService(BusWorkspaceEvents);
   bind(RouteTable)
     .toResolvedValue(
       (workspaces: WorkspaceService, events: WorkspaceEvents, clock: Clock, sse: SseSettings, logger: Logger) =>

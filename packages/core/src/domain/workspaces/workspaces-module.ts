@@ -12,8 +12,8 @@ import { WorkspaceTemplateService } from './workspace-template-service';
 
 /**
  * Workspaces: records, lifecycle, metadata summary, configuration and templates; their files
- * (through the `WorkspaceFileSystems` port) (their event stream is `workspace-events/`). Other features add to the
- * metadata summary by binding `WorkspaceMetadataContributor`.
+ * (through the `WorkspaceFileSystems` port); their event stream is `workspace-events/`. Other
+ * features add to the metadata summary by binding `WorkspaceMetadataContributor`.
  */
 export const workspacesModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue(workspaceMigrations);
