@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import type { PublishedWorkspaceEvent } from '../packages/core/src/index';
-import { WorkspaceConfigService } from '../packages/core/src/domain/workspaces/workspace-config-service';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 
 const CONFIG_PATH = '.runloom/workspace-config.runloom.yaml';
@@ -74,7 +73,7 @@ describe('workspace config (docs/api.md#workspace-config)', function () {
   it('answers {data: {}} for a workspace without the file', async () => {
     const id = await newWorkspace();
     assert.deepEqual(await answer(get(id), 200), { data: {} });
-    assert.deepEqual(await app.runloom.container.get(WorkspaceConfigService).get('acct-a', id), {});
+    assert.deepEqual(await app.runloom.workspaceConfig.get('acct-a', id), {});
   });
 
   it('PATCH creates the file, answers {message, data} and publishes file.created then config.updated (file.updated after)', async () => {
@@ -188,7 +187,7 @@ describe('workspace config (docs/api.md#workspace-config)', function () {
       assert.equal(refused.details![0]!.path, CONFIG_PATH);
     }
     assert.equal(await fileText(id), broken);
-    await assert.rejects(app.runloom.container.get(WorkspaceConfigService).get('acct-a', id), /line 4/);
+    await assert.rejects(app.runloom.workspaceConfig.get('acct-a', id), /line 4/);
   });
 
   it('a file that parses but is not a configuration: 400 locating the value, and a PATCH that fixes the value is accepted', async () => {
@@ -234,7 +233,7 @@ describe('workspace config (docs/api.md#workspace-config)', function () {
 
   it('the facade get() answers the typed default model', async () => {
     const id = await newWorkspace();
-    const service = app.runloom.container.get(WorkspaceConfigService);
+    const service = app.runloom.workspaceConfig;
     await service.patch('acct-a', id, { models: { default: { provider: 'google', model: 'gemini-2.5-pro' } } });
     const config = await service.get('acct-a', id);
     assert.deepEqual(config.models?.default, { provider: 'google', model: 'gemini-2.5-pro' });

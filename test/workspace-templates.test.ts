@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MAX_TEMPLATE_BYTES } from '../packages/core/src/domain/workspaces/workspace-template-schemas';
-import { WorkspaceTemplateService } from '../packages/core/src/domain/workspaces/workspace-template-service';
 import { GitHttpServer } from './support/git-http-server';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 
@@ -181,7 +180,7 @@ describe('workspace templates (docs/api.md#workspace-templates)', function () {
   });
 
   it('through the facade: create, get, list and the same validation', async () => {
-    const service = app.runloom.container.get(WorkspaceTemplateService);
+    const service = app.runloom.workspaceTemplates;
     const template = await service.create('acct-facade', { name: 'library', files: [{ path: 'a.txt', content: 'a' }] });
     assert.deepEqual(await service.get('acct-facade', template.id), template);
     assert.deepEqual(

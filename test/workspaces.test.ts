@@ -330,6 +330,7 @@ function describeWorkspaces(store: 'embedded store' | 'PostgreSQL'): void {
         // The empty workspace's root folder was made at real time; the lifecycle event is later (2030).
         assert.equal(summary.data.last_activity_at, opened.created_at);
         assert.equal(summary.data.file_count, 0);
+        assert.deepEqual(await app.runloom.workspaceMetadata.summary('acct-a', workspace.id), summary.data);
       });
     });
   });
