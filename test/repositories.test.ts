@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ContainerModule } from 'inversify';
-import { WorkspaceFileSystems } from '../packages/core/src/index';
+import { Logger, WorkspaceFileSystems } from '../packages/core/src/index';
 import { MemoryWorkspaceFileSystems } from '../packages/core/src/adapters/memory/memory-workspace-file-system';
 import { RepositoryCloner } from '../packages/core/src/domain/repositories/repository-cloner';
 import { WorkspaceEvents, type WorkspaceEvent } from '../packages/core/src/domain/workspace-events/workspace-events';
+import { RecordingLogger } from '../packages/core/src/testing/recording-logger';
 import { GitHttpServer } from './support/git-http-server';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { waitUntil } from './support/wait';
@@ -47,12 +48,17 @@ describe('repositories: workspaces connected to git remotes (real git http-backe
   this.timeout(60_000);
   let remote: GitHttpServer;
   let app: TestRunloom;
+  /** Every line the server logs while the tests below run: none may show a token. */
+  const logger = new RecordingLogger();
 
   before(async () => {
     // The remote checks HTTP Basic the way GitHub does for App tokens: username x-access-token.
     remote = await GitHttpServer.start({ credentials: { username: 'x-access-token', password: TOKEN } });
     // The remote is on loopback: only a server started with --allow-private-network may reach it.
-    app = await startTestRunloom({ allowPrivateNetwork: true });
+    app = await startTestRunloom({
+      allowPrivateNetwork: true,
+      modules: [new ContainerModule(({ rebind }) => void rebind(Logger).toConstantValue(logger))],
+    });
   });
 
   after(async () => {
@@ -348,6 +354,13 @@ describe('repositories: workspaces connected to git remotes (real git http-backe
     const head = await app.runloom.container.get(RepositoryCloner).cloneInto(files, { url: remote.url('template'), ref: 'main', token: TOKEN, username: 'x-access-token' });
     assert.equal(head.branch, 'main');
     assert.equal(new TextDecoder().decode(await files.readBytes('starter.md')), 'start here\n');
+  });
+
+  // Last of this block (mocha runs its tests in order): after every success and failure above.
+  it('logged none of the tokens, in any line', () => {
+    const logged = JSON.stringify(logger.lines);
+    assert.ok(logger.lines.length > 0, 'the requests were logged');
+    for (const secret of [TOKEN, WRONG_TOKEN]) assert.ok(!logged.includes(secret), 'a token was logged');
   });
 });
 
