@@ -18,6 +18,7 @@ import { bootstrapFlag, type ChildServer, fetchToken, median, startChildServer }
  *   then one frame written to every open stream before the answer (no store of events, no replay);
  * - (b) p99 of the time from an upload's answer (the write acknowledged) to each subscriber's
  *   receipt of its event; an event received before the answer counts as 0.
+ * `BENCH_PROFILE_DIR` profiles the Runloom server.
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -26,6 +27,7 @@ const SUBSCRIBERS = Number(process.env.BENCH_EVENT_SUBSCRIBERS ?? 100);
 const WRITERS = Number(process.env.BENCH_EVENT_WRITERS ?? 8);
 const EVENTS_PER_WRITER = Number(process.env.BENCH_EVENTS_PER_WRITER ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CLIENT = { account: 'acct-bench', id: 'bench-workspace-events', secret: 'bench-workspace-events-secret-0123' };
 
 /**
@@ -86,7 +88,7 @@ export async function runWorkspaceEventsBench(): Promise<BenchResult[]> {
   const servers: ChildServer[] = [];
   try {
     const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
-    const runloom = await startChildServer([CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)], workDir);
+    const runloom = await startChildServer([...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)], workDir);
     servers.push(runloom);
     const bareDir = fs.mkdtempSync(path.join(workDir, 'bare-'));
     const bare = await startChildServer(['-e', BARE_SERVER], workDir, { BARE_DIR: bareDir });
