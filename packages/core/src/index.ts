@@ -63,6 +63,16 @@ export { ResourceUsage } from './domain/resources/resource-usage';
 export type { Resource, ExternalStorageType } from './domain/resources/resource-record';
 export type { NewResource, ResourcePatch, ResourceListQuery } from './domain/resources/resource-schemas';
 export { WorkspaceService } from './domain/workspaces/workspace-service';
+export {
+  RepositoryService,
+  type ConnectRepositoryInput,
+  type CommitInput,
+  type RepositoryIntegration,
+  type RepositoryChange,
+} from './domain/repositories/repository-service';
+export { RepositoryCloner, type RepositorySource } from './domain/repositories/repository-cloner';
+export type { RepositoryConnection, RepositoryState, RepositoryStatus } from './domain/repositories/repository-record';
+export { REPOSITORY_PROVIDERS, type RepositoryProvider } from './domain/repositories/repository-hosts';
 export { CommandService } from './domain/commands/command-service';
 export { CommandExecutionService, type ExecutionEvent } from './domain/commands/command-execution-service';
 export type { Command, CommandExecution, CreateCommandInput, PatchCommandInput, ExecuteCommandInput } from './domain/commands/command-schemas';

@@ -15,6 +15,7 @@ export { AesGcmSecretBox, SECRET_KEY_FILE } from './adapters/node/aes-gcm-secret
 export { ScryptPasswordHasher, type ScryptParameters } from './adapters/node/scrypt-password-hasher';
 export { NodeContentHasher } from './adapters/node/node-content-hasher';
 export { GuardedHttpClient, type GuardedHttpClientOptions, type HostResolver, type ResolvedAddress } from './adapters/node/guarded-http-client';
+export { IsomorphicGitClient, type IsomorphicGitClientOptions } from './adapters/git/isomorphic-git-client';
 export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address-policy';
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { NodeProcessLauncher } from './adapters/node/node-process-launcher';
