@@ -8,7 +8,6 @@ import type { Lifecycle } from '../lifecycle';
 import { describeFailure, isUnexpectedFailure, RunCancelled, RunFailure } from '../runs/run-failure';
 import { Repository } from '../storage/repository';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
-import { SerialByKey } from '../workspaces/serial-by-key';
 import { type JobRequest, RunDraft, type TaskRef } from './process-run-draft';
 import { type ProcessLogRecord, type ProcessRunRecord, type TaskError, toProcessRunView, toTaskView } from './process-run-record';
 import type { RetryPolicy, TaskSpec } from './process-spec';
@@ -59,6 +58,15 @@ const MAX_WRITE_ATTEMPTS = 8;
 
 export type Decision = 'approve' | 'reject';
 
+interface PendingChange {
+  change(draft: RunDraft): void;
+  commit?: (ops: readonly WriteOp[]) => Promise<void>;
+  resolve(run: ProcessRunRecord): void;
+  reject(error: unknown): void;
+  /** Rejected already: left out of its batch. */
+  refused?: boolean;
+}
+
 /**
  * Process runs (docs/api.md#process-runs; ARCHITECTURE.md, "Process runs"): a run is one stored
  * document changed only by `mutate`, which applies a change to a `RunDraft`, lets the run go on
@@ -74,7 +82,8 @@ export class ProcessEngine implements Lifecycle {
   readonly name = 'processes';
   readonly runs: Repository<ProcessRunRecord>;
   readonly logs: Repository<ProcessLogRecord>;
-  private readonly serial = new SerialByKey();
+  /** Changes of each run waiting to be written, in order; a run is here while its changes are drained. */
+  private readonly pending = new Map<string, PendingChange[]>();
   /** Task attempts executing in this process, by run: to abort on cancel. */
   private readonly executing = new Map<string, Set<AbortController>>();
 
@@ -107,44 +116,90 @@ export class ProcessEngine implements Lifecycle {
   }
 
   /**
-   * Applies `change` to the run (which may throw a `DomainError` refusing it), lets the run go on,
-   * and writes it through `commit` (a job's `complete`, or a plain write) when anything changed —
-   * `commit` is called even then, so a job always ends. Redone on a concurrent change. Then
-   * publishes the changes and queues the jobs the transition needs; aborts the run's running tasks
-   * here when it was cancelled.
+   * Applies `change` to the run (it may throw a `DomainError` refusing it), lets the run go on, and
+   * writes the run with its log lines when anything changed; resolves with the run as written.
+   * Changes of one run queue up in this process and each batch of them is applied to one draft and
+   * written once (the tasks of a phase ending together cost one write, not ten). A change given
+   * `commit` (a task job's `complete`) ends its job: the first such in a batch carries the batch's
+   * write (the job ends atomically with the outcome); the others' jobs end when their handlers
+   * return, after the outcome is durable, and a job offered again then finds its task moved on.
+   * Redone on a concurrent change by another instance. Then publishes the changes, queues the jobs
+   * the transition needs and aborts the run's running tasks here when it was cancelled.
    */
-  async mutate(
-    accountId: string,
-    runId: string,
-    change: (draft: RunDraft) => void,
-    commit?: (ops: readonly WriteOp[]) => Promise<void>,
-  ): Promise<ProcessRunRecord> {
-    const { record, draft } = await this.serial.run(runId, async () => {
-      for (let attempt = 1; ; attempt++) {
-        const current = await this.runs.require(accountId, runId, `process run ${runId}`);
-        const draft = new RunDraft(structuredClone(current), this.clock.now());
-        change(draft);
-        this.settle(draft);
-        if (!draft.changed) {
-          await commit?.([]);
-          return { record: current, draft };
-        }
-        const next: ProcessRunRecord = { ...draft.run, revision: current.revision + 1, log_seq: current.log_seq + draft.logs.length };
-        try {
-          await (commit ?? ((ops) => this.database.write(ops)))([this.runs.replaceOp(next, { revision: current.revision }), ...this.logOps(current, draft)]);
-        } catch (error) {
-          if (error instanceof WriteConflictError && error.collection === PROCESS_RUNS_COLLECTION && attempt < MAX_WRITE_ATTEMPTS) continue;
-          throw error;
-        }
-        return { record: next, draft };
+  mutate(accountId: string, runId: string, change: (draft: RunDraft) => void, commit?: (ops: readonly WriteOp[]) => Promise<void>): Promise<ProcessRunRecord> {
+    return new Promise((resolve, reject) => {
+      const change_: PendingChange = { change, commit, resolve, reject };
+      const waiting = this.pending.get(runId);
+      if (waiting) {
+        waiting.push(change_);
+        return;
       }
+      this.pending.set(runId, [change_]);
+      void this.drain(accountId, runId);
     });
-    if (draft.changed) {
-      if (draft.cancelled) for (const controller of this.executing.get(runId) ?? []) controller.abort(new RunCancelled());
-      await this.publish(record, draft);
-      await this.queueJobs(draft.jobs);
+  }
+
+  /** Writes the run's queued changes, a batch at a time, until none is left. */
+  private async drain(accountId: string, runId: string): Promise<void> {
+    for (let batch = this.pending.get(runId)!.splice(0); batch.length > 0; batch = this.pending.get(runId)!.splice(0)) {
+      try {
+        const { record, draft } = await this.writeBatch(accountId, runId, batch);
+        if (draft.changed) {
+          if (draft.cancelled) for (const controller of this.executing.get(runId) ?? []) controller.abort(new RunCancelled());
+          // Not awaited: the bus keeps the call order, and the next transition need not wait for it.
+          void this.publish(record, draft);
+          await this.queueJobs(draft.jobs);
+        }
+        for (const item of batch) if (!item.refused) item.resolve(record);
+      } catch (error) {
+        for (const item of batch) if (!item.refused) item.reject(error);
+      }
     }
-    return record;
+    this.pending.delete(runId);
+  }
+
+  private async writeBatch(accountId: string, runId: string, batch: PendingChange[]): Promise<{ record: ProcessRunRecord; draft: RunDraft }> {
+    for (let attempt = 1; ; ) {
+      const current = await this.runs.require(accountId, runId, `process run ${runId}`);
+      const draft = new RunDraft(structuredClone(current), this.clock.now());
+      const refused = batch.find((item) => !item.refused && !this.applies(item, draft));
+      // A refusal may have left the draft half changed: start again without it.
+      if (refused) continue;
+      this.settle(draft);
+      const committer = batch.find((item) => !item.refused && item.commit !== undefined);
+      const next: ProcessRunRecord = { ...draft.run, revision: current.revision + 1, log_seq: current.log_seq + draft.logs.length };
+      const ops = draft.changed ? [this.runs.replaceOp(next, { revision: current.revision }), ...this.logOps(current, draft)] : [];
+      try {
+        if (committer) await committer.commit!(ops);
+        else if (ops.length > 0) await this.database.write(ops);
+      } catch (error) {
+        const runConflict = error instanceof WriteConflictError && error.collection === PROCESS_RUNS_COLLECTION;
+        if (runConflict && attempt < MAX_WRITE_ATTEMPTS) {
+          attempt += 1;
+          continue;
+        }
+        // The committing job is no longer this worker's (cancelled, lease lost): the rest go on without it.
+        if (!runConflict && committer && batch.some((item) => item !== committer && !item.refused)) {
+          committer.refused = true;
+          committer.reject(error);
+          continue;
+        }
+        throw error;
+      }
+      return { record: draft.changed ? next : current, draft };
+    }
+  }
+
+  /** Applies one queued change; false (and the change rejected) when it refuses. */
+  private applies(item: PendingChange, draft: RunDraft): boolean {
+    try {
+      item.change(draft);
+      return true;
+    } catch (error) {
+      item.refused = true;
+      item.reject(error);
+      return false;
+    }
   }
 
   /** Ends a waiting approval as decided: approved, it succeeds; rejected, it fails (no retry policy applies). */
@@ -332,15 +387,15 @@ export class ProcessEngine implements Lifecycle {
     }
   }
 
+  /** Queues jobs together (each keyed: one that exists stands); a failure is logged, and the next start queues it again. */
   private async queueJobs(jobs: readonly JobRequest[]): Promise<void> {
-    for (const job of jobs) {
-      try {
-        await this.queue.enqueue(job.kind, job.payload, { key: job.key, retry: JOB_RETRY, ...(job.runAt === undefined ? {} : { runAt: new Date(job.runAt) }) });
-      } catch (error) {
-        // The transition is stored; the next start queues the job again.
-        this.logger.error({ job: job.key, error: messageOf(error) }, 'queueing a process job failed');
-      }
-    }
+    await Promise.all(
+      jobs.map((job) =>
+        this.queue.enqueue(job.kind, job.payload, { key: job.key, retry: JOB_RETRY, ...(job.runAt === undefined ? {} : { runAt: new Date(job.runAt) }) }).catch((error: unknown) => {
+          this.logger.error({ job: job.key, error: messageOf(error) }, 'queueing a process job failed');
+        }),
+      ),
+    );
   }
 
   private logOps(before: ProcessRunRecord, draft: RunDraft): WriteOp[] {
@@ -352,17 +407,20 @@ export class ProcessEngine implements Lifecycle {
     });
   }
 
-  /** `task.updated` for each changed task, then `process.run.updated`, on the workspace's stream. */
+  /**
+   * `task.updated` for each changed task, then `process.run.updated`, on the workspace's stream:
+   * published together (the bus numbers them in call order and stores them in one write).
+   */
   private async publish(run: ProcessRunRecord, draft: RunDraft): Promise<void> {
     const base = { run_id: run.id, process_id: run.process_id };
+    const published = run.phases.flatMap((phase) =>
+      phase.tasks
+        .filter((task) => draft.changedTasks.has(task))
+        .map((task) => this.events.publish(run.workspace_id, { type: 'task.updated', ...base, phase_id: phase.id, task_id: task.id, status: task.status, task: toTaskView(task) })),
+    );
+    published.push(this.events.publish(run.workspace_id, { type: 'process.run.updated', ...base, status: run.status, run: toProcessRunView(run) }));
     try {
-      for (const phase of run.phases) {
-        for (const task of phase.tasks) {
-          if (!draft.changedTasks.has(task)) continue;
-          await this.events.publish(run.workspace_id, { type: 'task.updated', ...base, phase_id: phase.id, task_id: task.id, status: task.status, task: toTaskView(task) });
-        }
-      }
-      await this.events.publish(run.workspace_id, { type: 'process.run.updated', ...base, status: run.status, run: toProcessRunView(run) });
+      await Promise.all(published);
     } catch (error) {
       this.logger.warn({ runId: run.id, error: messageOf(error) }, 'publishing a process run change failed');
     }
