@@ -18,7 +18,12 @@ export const templateFileSchema = z
   .object({
     path: safePathSchema({ field: 'path', kind: 'relative' }).describe('relative to the workspace root, `/`-separated'),
     content: z.string().optional().describe('the file as UTF-8 text'),
-    content_base64: z.base64('content_base64 must be standard base64').optional().describe('the file as base64 bytes, for binary files'),
+    content_base64: z
+      .string()
+      .refine(isBase64, 'content_base64 must be standard base64 (A–Z, a–z, 0–9, +, / and = padding)')
+      .meta({ contentEncoding: 'base64' })
+      .optional()
+      .describe('the file as base64 bytes, for binary files'),
   })
   .refine((file) => (file.content === undefined) !== (file.content_base64 === undefined), {
     message: 'give exactly one of content and content_base64',
@@ -106,6 +111,11 @@ function fileSetProblems(files: readonly TemplateFile[]): { path: (string | numb
   });
   if (bytes > MAX_TEMPLATE_BYTES) problems.push({ path: ['files'], message: `a template's files hold at most ${MAX_TEMPLATE_BYTES} bytes in all (got ${bytes})` });
   return problems;
+}
+
+/** Standard base64 (RFC 4648 §4) with its padding: what `atob` decodes without guessing. */
+function isBase64(text: string): boolean {
+  return text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text);
 }
 
 /** Bytes that standard base64 text decodes to, without decoding it. */
