@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { LRUCache } from 'lru-cache';
 import type { ZodError } from 'zod';
 import { DomainError, validationError } from '../errors';
 import { Clock } from '../../ports/clock';
@@ -67,8 +68,11 @@ export class CommandService {
   private readonly index: Repository<CommandIndexRecord>;
   /** Index updates and file writes of one workspace run one at a time (in this process). */
   private readonly locks = new SerialByKey();
-  /** The folder listing each workspace's index was last brought in line with. */
-  private readonly seenListings = new Map<string, string>();
+  /**
+   * The folder listing each workspace's index was last brought in line with; a workspace dropped
+   * from here only costs one comparison with its index records on its next request.
+   */
+  private readonly seenListings = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(
     @inject(Database) private readonly database: Database,
