@@ -135,6 +135,21 @@ describe('DatabaseEventBus', () => {
     assert.equal(await database.count(BUS_EVENTS_COLLECTION, { topic: 't' }), 100);
   });
 
+  it('gives a subscriber whose `after` the numbering never reached (a store restored from a backup) the events from the newest stored one on', async () => {
+    const bus = open();
+    for (const n of [1, 2, 3]) await bus.publish('t', n);
+    const seen: number[] = [];
+    let received!: () => void;
+    const first = new Promise<void>((resolve) => (received = resolve));
+    bus.subscribe<number>('t', (event) => {
+      seen.push(event.seq);
+      received();
+    }, { after: 40 });
+    await bus.publish('t', 4);
+    await first;
+    assert.deepEqual(seen, [4], 'nothing replayed, and the next event not skipped');
+  });
+
   it('refuses a backlog that cannot carry the numbering', () => {
     assert.throws(() => new DatabaseEventBus({ database, backlogPerTopic: 0 }), /backlogPerTopic/);
   });

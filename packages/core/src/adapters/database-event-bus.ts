@@ -201,12 +201,16 @@ export class DatabaseEventBus implements EventBus {
 
   private async replay(subscriber: BusSubscriber, topic: string, after: number): Promise<void> {
     let events: BusEvent<unknown>[] = [];
+    let resumeAfter: number | undefined;
     try {
       events = await this.read(topic, { after });
+      // A number the topic never reached (a store restored from an older backup): the subscriber
+      // takes what comes from the newest stored event on, rather than waiting for the numbering to pass it.
+      if (events.length === 0 && after > 0) resumeAfter = Math.min(after, await this.readHead(topic));
     } catch (error) {
       this.logger?.error({ topic, after, error: errorMessage(error) }, 'replaying stored events failed; delivering live events only');
     }
-    subscriber.release(events);
+    subscriber.release(events, resumeAfter);
   }
 
   /** The retained events of `topic` numbered above `after`, oldest first: at most the newest `backlogPerTopic`. */

@@ -41,8 +41,16 @@ export class BusSubscriber implements Subscription {
     this.drain();
   }
 
-  /** Ends `holding`: delivers `replayed` (oldest first), then the live events that arrived meanwhile. */
-  release(replayed: readonly BusEvent<unknown>[]): void {
+  /**
+   * Ends `holding`: delivers `replayed` (oldest first), then the live events that arrived meanwhile.
+   * `resumeAfter` moves the last number seen back (never forward) when the store's numbering is behind it.
+   */
+  release(replayed: readonly BusEvent<unknown>[], resumeAfter?: number): void {
+    if (resumeAfter !== undefined && this.lastSeq !== undefined) {
+      // Live events that arrived while holding were published after subscribing: all of them are due.
+      const firstLive = this.pending[0]?.seq ?? Number.POSITIVE_INFINITY;
+      this.lastSeq = Math.min(this.lastSeq, resumeAfter, firstLive - 1);
+    }
     this.pending = [...replayed, ...this.pending];
     this.holding = false;
     this.drain();
