@@ -14,7 +14,7 @@ import { WorkspaceConfigService } from '../workspaces/workspace-config-service';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import { ReplyBuilder, type ReplyStatus, type UIMessageChunk } from './reply-builder';
 import { texts, toModelConversation } from './thread-history';
-import type { StreamThreadInput, Thread, UIMessage } from './thread-schemas';
+import type { StreamThreadInput, UIMessage } from './thread-schemas';
 import { mergeMessages, ThreadService } from './thread-service';
 import { MAX_STREAM_BUFFER_BYTES, type StreamDebugView, ThreadStream, ThreadStreamRegistry } from './thread-stream-registry';
 
@@ -101,33 +101,16 @@ export class ThreadStreams implements Lifecycle {
       );
     }
     const credentials = await this.providers.getCredentials(accountId, model.provider);
+    // Read now (404, or 409 for a broken file); appended to durably while the vendor is called.
+    const thread = await this.threads.get(accountId, workspaceId, input.threadId);
     const stream = new ThreadStream(this.ids.newId(), accountId, workspaceId, input.threadId, this.ids.newId(), model, this.clock.now().toISOString());
     const racing = this.registry.claim(stream);
     if (racing) throw busy(racing);
     const builder = new ReplyBuilder(stream.messageId, { status: 'streaming', model, streamId: stream.id });
-    let thread: Thread;
-    try {
-      // The marker goes first: a crash after it finds a streaming message to mark, or none.
-      await this.markers.insert({
-        id: stream.id,
-        account_id: accountId,
-        workspace_id: workspaceId,
-        thread_id: stream.threadId,
-        message_id: stream.messageId,
-        started_at: stream.startedAt,
-      });
-      thread = await this.threads.change(accountId, workspaceId, stream.threadId, (current) => ({
-        ...current,
-        messages: mergeMessages(current.messages, [user, builder.message()]),
-      }));
-    } catch (error) {
-      this.registry.release(stream);
-      await this.markers.delete(accountId, stream.id).catch(() => undefined);
-      throw error;
-    }
-    const conversation = toModelConversation(thread.messages.filter((message) => message.id !== stream.messageId));
+    const conversation = toModelConversation(mergeMessages(thread.messages, [user]));
     const request: ModelRequest = { provider: model.provider, model: model.model, credentials, ...conversation, signal: stream.abort.signal };
-    this.generations.set(stream, this.generate(stream, builder, request));
+    const recorded = this.recordStart(stream, user, builder);
+    this.generations.set(stream, this.generate(stream, builder, request, recorded));
     return stream;
   }
 
@@ -188,17 +171,41 @@ export class ThreadStreams implements Lifecycle {
     await Promise.all(this.generations.values());
   }
 
-  private async generate(stream: ThreadStream, builder: ReplyBuilder, request: ModelRequest): Promise<void> {
-    const stopWith = (stop: StreamStop): void => {
-      if (!stream.abort.signal.aborted) stream.abort.abort(stop);
-    };
+  /**
+   * Makes the reply's start durable: the marker, then the user message and the assistant message
+   * marked `streaming` appended to the thread. Runs while the vendor is called (the first delta
+   * waits for no disk write); a failure ends the stream with an error chunk. False when it failed.
+   */
+  private async recordStart(stream: ThreadStream, user: UIMessage, builder: ReplyBuilder): Promise<boolean> {
+    try {
+      // The marker goes first: a crash after it finds a streaming message to mark, or none.
+      await this.markers.insert({
+        id: stream.id,
+        account_id: stream.accountId,
+        workspace_id: stream.workspaceId,
+        thread_id: stream.threadId,
+        message_id: stream.messageId,
+        started_at: stream.startedAt,
+      });
+      await this.threads.change(stream.accountId, stream.workspaceId, stream.threadId, (current) => ({
+        ...current,
+        messages: mergeMessages(current.messages, [user, builder.message()]),
+      }));
+      return true;
+    } catch (error) {
+      stopWith(stream, new StreamStop('error', `the thread could not be saved, so the reply was ended: ${(error as Error).message}`));
+      return false;
+    }
+  }
+
+  private async generate(stream: ThreadStream, builder: ReplyBuilder, request: ModelRequest, recorded: Promise<boolean>): Promise<void> {
     const push = (chunks: UIMessageChunk[]): void => {
       if (!stream.append(chunks)) {
-        stopWith(new StreamStop('error', `the reply passed the stream buffer of ${MAX_STREAM_BUFFER_BYTES} bytes and was ended`));
+        stopWith(stream, new StreamStop('error', `the reply passed the stream buffer of ${MAX_STREAM_BUFFER_BYTES} bytes and was ended`));
       }
     };
     push(builder.start());
-    const idle = this.watchIdle(stream, stopWith);
+    const idle = this.watchIdle(stream);
     let checkpoint: Timer | undefined;
     try {
       for await (const event of this.gateway.stream(request)) {
@@ -210,7 +217,9 @@ export class ThreadStreams implements Lifecycle {
           ? undefined
           : this.clock.setTimeout(() => {
               checkpoint = undefined;
-              void this.save(stream, () => builder.message());
+              void recorded.then(async (ok) => {
+                if (ok) await this.save(stream, () => builder.message());
+              });
             }, CHECKPOINT_INTERVAL_MS);
       }
     } finally {
@@ -222,7 +231,7 @@ export class ThreadStreams implements Lifecycle {
       const stop = reason instanceof StreamStop ? reason : new StreamStop('error', 'the model stream ended without finishing');
       stream.append(builder.fail(stop.status, stop.message), true);
     }
-    await this.save(stream, () => builder.message());
+    if (await recorded) await this.save(stream, () => builder.message());
     await this.markers.delete(stream.accountId, stream.id).catch((error: unknown) => {
       this.logger.warn({ stream: stream.id, error: (error as Error).message }, 'a thread stream marker could not be removed');
     });
@@ -244,7 +253,7 @@ export class ThreadStreams implements Lifecycle {
   }
 
   /** Stops the stream once the vendor has sent nothing for `threadStreamIdleTimeoutMs` (on the `Clock`). */
-  private watchIdle(stream: ThreadStream, stopWith: (stop: StreamStop) => void): { touch(): void; stop(): void } {
+  private watchIdle(stream: ThreadStream): { touch(): void; stop(): void } {
     const timeoutMs = this.config.threadStreamIdleTimeoutMs;
     let last = this.clock.now().getTime();
     let timer: Timer;
@@ -252,7 +261,7 @@ export class ThreadStreams implements Lifecycle {
       timer = this.clock.setTimeout(() => {
         const quiet = this.clock.now().getTime() - last;
         if (quiet < timeoutMs) return arm(timeoutMs - quiet);
-        stopWith(new StreamStop('error', `the model sent nothing for ${timeoutMs / 1000} s; the reply was ended and what came is kept`));
+        stopWith(stream, new StreamStop('error', `the model sent nothing for ${timeoutMs / 1000} s; the reply was ended and what came is kept`));
       }, ms);
     };
     arm(timeoutMs);
@@ -261,6 +270,11 @@ export class ThreadStreams implements Lifecycle {
       stop: () => timer.cancel(),
     };
   }
+}
+
+/** Ends the stream for `stop`'s reason, unless it was already stopped for another. */
+function stopWith(stream: ThreadStream, stop: StreamStop): void {
+  if (!stream.abort.signal.aborted) stream.abort.abort(stop);
 }
 
 function busy(stream: ThreadStream): DomainError {
