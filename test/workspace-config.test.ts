@@ -85,10 +85,11 @@ describe('workspace config (docs/api.md#workspace-config)', function () {
     assert.deepEqual(await answer(get(id), 200), { data: body });
     await answer(patch(id, { extra: true }), 200);
     const stream = (await events(id, 5)).filter((event) => event.type !== 'workspace.lifecycle');
+    const size = new TextEncoder().encode(await fileText(id)).length;
     assert.deepEqual(stream, [
-      { type: 'file.created', path: CONFIG_PATH },
+      { type: 'file.created', path: CONFIG_PATH, size: size - 'extra: true\n'.length },
       { type: 'config.updated', path: CONFIG_PATH },
-      { type: 'file.updated', path: CONFIG_PATH },
+      { type: 'file.updated', path: CONFIG_PATH, size },
       { type: 'config.updated', path: CONFIG_PATH },
     ]);
   });

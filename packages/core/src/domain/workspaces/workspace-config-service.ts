@@ -1,6 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { DomainError } from '../errors';
-import { WorkspaceConflictError, WorkspaceFileTooLargeError, type WorkspaceFileSystem } from '../../ports/workspace-file-system';
+import { WorkspaceConflictError, type WorkspaceEntry, WorkspaceFileTooLargeError, type WorkspaceFileSystem } from '../../ports/workspace-file-system';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { SerialByKey } from './serial-by-key';
 import {
@@ -58,8 +58,8 @@ export class WorkspaceConfigService {
       mergeIntoDocument(document, patch);
       const config = checkMergedConfig(document);
       // lineWidth 0: untouched long values are written back as they were, not folded.
-      await writeConfig(files, document.toString({ lineWidth: 0 }));
-      await this.events.publish(workspaceId, { type: text === undefined ? 'file.created' : 'file.updated', path: WORKSPACE_CONFIG_PATH });
+      const written = await writeConfig(files, document.toString({ lineWidth: 0 }));
+      await this.events.publish(workspaceId, { type: text === undefined ? 'file.created' : 'file.updated', path: WORKSPACE_CONFIG_PATH, size: written.size });
       await this.events.publish(workspaceId, { type: 'config.updated', path: WORKSPACE_CONFIG_PATH });
       return config;
     });
@@ -82,9 +82,9 @@ async function readConfigText(files: WorkspaceFileSystem): Promise<string | unde
   }
 }
 
-async function writeConfig(files: WorkspaceFileSystem, text: string): Promise<void> {
+async function writeConfig(files: WorkspaceFileSystem, text: string): Promise<WorkspaceEntry> {
   try {
-    await files.writeFile(WORKSPACE_CONFIG_PATH, text, { maxBytes: MAX_CONFIG_BYTES });
+    return await files.writeFile(WORKSPACE_CONFIG_PATH, text, { maxBytes: MAX_CONFIG_BYTES });
   } catch (error) {
     if (error instanceof WorkspaceFileTooLargeError) {
       throw DomainError.tooLarge(`the patched configuration is over the limit of ${MAX_CONFIG_BYTES} bytes: keep large data in files of their own`);
