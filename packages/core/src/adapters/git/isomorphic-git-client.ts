@@ -83,7 +83,7 @@ export class IsomorphicGitClient implements GitClient {
       // tree first keeps a failed checkout from leaving the branch ahead of the files.
       const local = await changes(git, dir, { exclude: options.exclude });
       if (local.length > 0) {
-        throw new GitError('conflict', `the working tree has ${local.length} uncommitted change(s) (${describe(local)}); commit them before pulling`);
+        throw new GitError('conflict', `the working tree has ${local.length} uncommitted change(s) (${fewPaths(local.map((change) => change.path))}); commit them before pulling`);
       }
       const before = await headCommit(git, dir);
       await git.pull({
@@ -107,7 +107,7 @@ export class IsomorphicGitClient implements GitClient {
     return this.local(files, async (dir, git) => {
       await requireRepository(dir);
       const rows = await git.statusMatrix({ fs, dir, ...matrixFilter(options) });
-      // Stage the working tree as it is, also undoing what is staged but no longer on disk as staged.
+      // Stage every path whose index differs from HEAD or from the disk: the commit records the working tree as it is.
       const unstaged = rows.filter(([, headStatus, workdir, stage]) => !(headStatus === 1 && workdir === 1 && stage === 1));
       const changed = rows.filter(isChange);
       if (changed.length === 0) throw new GitError('nothing_to_commit', 'the working tree has no changes to commit');
@@ -250,9 +250,9 @@ function gitError(error: unknown, context?: RemoteContext): unknown {
       return new GitError('rejected', `${remote} refused the update: ${String(data.prettyDetails ?? '')}`.trim());
     case 'MergeConflictError':
     case 'MergeNotSupportedError':
-      return new GitError('conflict', `the remote's changes conflict with the local commits${describeData(data.filepaths)}; resolve them in a clone and push, or reconnect`);
+      return new GitError('conflict', `the remote's changes conflict with the local commits${pathsOf(data.filepaths)}; resolve them in a clone and push, or reconnect`);
     case 'CheckoutConflictError':
-      return new GitError('conflict', `files in the workspace would be overwritten${describeData(data.filepaths)}; move or delete them first`);
+      return new GitError('conflict', `files in the workspace would be overwritten${pathsOf(data.filepaths)}; move or delete them first`);
     case 'FastForwardError':
       return new GitError('conflict', 'the local branch and the remote branch have diverged');
     default:
@@ -260,15 +260,13 @@ function gitError(error: unknown, context?: RemoteContext): unknown {
   }
 }
 
-function describeData(paths: unknown): string {
-  return Array.isArray(paths) && paths.length > 0 ? ` (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''})` : '';
+/** ` (a, b, c, d, e, …)`: the first paths of a failure's list, for its message. */
+function pathsOf(paths: unknown): string {
+  return Array.isArray(paths) && paths.length > 0 ? ` (${fewPaths(paths.map(String))})` : '';
 }
 
-function describe(changes: GitChange[]): string {
-  return `${changes
-    .slice(0, 5)
-    .map((change) => change.path)
-    .join(', ')}${changes.length > 5 ? ', …' : ''}`;
+function fewPaths(paths: string[]): string {
+  return `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}`;
 }
 
 async function hasRepository(dir: string): Promise<boolean> {
