@@ -323,8 +323,9 @@ describe('process runs', function () {
       const text = await stream.text();
       const events = text
         .split('\n\n')
-        .filter(Boolean)
-        .map((block) => JSON.parse(block.split('\n').find((line) => line.startsWith('data: '))!.slice(6)) as Json);
+        .map((block) => block.split('\n').find((line) => line.startsWith('data: ')))
+        .filter((line) => line !== undefined)
+        .map((line) => JSON.parse(line.slice(6)) as Json);
       assert.equal(events[0]!.type, 'log');
       const last = events.at(-1)!;
       assert.deepEqual([last.type, last.status], ['process.run.updated', 'succeeded']);

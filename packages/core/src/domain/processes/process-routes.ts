@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
+import { openSseStream, type SseSettings } from '../../http/sse';
+import type { Clock } from '../../ports/clock';
 import { approveSchema, createProcessRunSchema, type ProcessRunService } from './process-run-service';
 import {
   processLogEntrySchema,
@@ -22,7 +24,7 @@ const conflict = { description: 'the current state does not allow this action; t
 const BASE = '/workspace/{workspaceId}/processes/runs/{runId}';
 
 /** The process run routes (docs/api.md#process-runs). */
-export function processRoutes(processes: ProcessRunService): RouteDefinition[] {
+export function processRoutes(processes: ProcessRunService, clock: Clock, sse: SseSettings): RouteDefinition[] {
   const action = (name: 'start' | 'pause' | 'resume' | 'cancel', summary: string) =>
     route({
       method: 'POST',
@@ -125,7 +127,6 @@ export function processRoutes(processes: ProcessRunService): RouteDefinition[] {
       responses: { 200: { description: 'an event stream', contentType: 'text/event-stream' }, 404: notFound },
       handle: async ({ principal, params, request }) => {
         const { workspaceId, runId } = params;
-        const encoder = new TextEncoder();
         // Changes that land while the history is read wait here, in order, until the stream opens.
         const pending: WorkspaceEvent[] = [];
         let deliver = (event: WorkspaceEvent): void => void pending.push(event);
@@ -134,36 +135,17 @@ export function processRoutes(processes: ProcessRunService): RouteDefinition[] {
           subscription.unsubscribe();
           throw error;
         });
-        let cancelStream = (): void => {};
-        const body = new ReadableStream<Uint8Array>({
-          start: (controller) => {
-            let id = 0;
-            let ended = false;
-            // `close` is false when the reader cancelled: the stream is closed already.
-            const end = (close = true): void => {
-              if (ended) return;
-              ended = true;
-              subscription.unsubscribe();
-              request.signal.removeEventListener('abort', onAbort);
-              if (close) controller.close();
-            };
-            const onAbort = (): void => end();
-            const send = (event: WorkspaceEvent): void => {
-              if (ended) return;
-              id += 1;
-              controller.enqueue(encoder.encode(`id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
-              if (event.type === 'process.run.updated' && FINAL_RUN_STATUSES.includes(event.status as RunStatus)) end();
-            };
-            request.signal.addEventListener('abort', onAbort, { once: true });
-            for (const entry of history) send({ type: 'log', run_id: runId, entry });
-            send({ type: 'process.run.updated', run_id: run.id, process_id: run.process_id, status: run.status, run });
-            for (const event of pending) send(event);
-            deliver = send;
-            cancelStream = () => end(false);
-          },
-          cancel: () => cancelStream(),
-        });
-        return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } });
+        const stream = openSseStream({ ...sse, clock, signal: request.signal, onClose: () => subscription.unsubscribe() });
+        let id = 0;
+        const send = (event: WorkspaceEvent): void => {
+          stream.send({ event: event.type, id: ++id, data: JSON.stringify(event) });
+          if (event.type === 'process.run.updated' && FINAL_RUN_STATUSES.includes(event.status as RunStatus)) stream.end();
+        };
+        for (const entry of history) send({ type: 'log', run_id: runId, entry });
+        send({ type: 'process.run.updated', run_id: run.id, process_id: run.process_id, status: run.status, run });
+        for (const event of pending) send(event);
+        deliver = send;
+        return stream.response;
       },
     }),
   ];

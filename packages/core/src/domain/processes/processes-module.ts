@@ -1,5 +1,7 @@
 import { ContainerModule } from 'inversify';
 import { RouteTable } from '../../http/route';
+import { SseSettings } from '../../http/sse';
+import { Clock } from '../../ports/clock';
 import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
 import { ProcessEngine, processMigrations } from './process-engine';
@@ -18,6 +20,6 @@ export const processesModule = new ContainerModule(({ bind }) => {
   bind(Lifecycle).toService(ProcessEngine);
   bind(ProcessRunService).toSelf().inSingletonScope();
   bind(RouteTable)
-    .toResolvedValue((processes: ProcessRunService) => processRoutes(processes), [ProcessRunService])
+    .toResolvedValue((processes: ProcessRunService, clock: Clock, sse: SseSettings) => processRoutes(processes, clock, sse), [ProcessRunService, Clock, SseSettings])
     .inSingletonScope();
 });
