@@ -84,7 +84,7 @@ describe('the README walk-through, run as written', function () {
     for (const dir of [dataDir, workDir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('gets a token, configures the provider, creates a runnable and a resource, runs it, and the signed callback arrives', async () => {
+  it('gets a token, configures the provider, creates a runnable and a resource, runs it, the signed callback arrives, and makes a workspace', async () => {
     const { serve, blocks } = readmeWalkthrough();
     const vendorUrl = new URL(vendor.baseUrl);
     const sinkUrl = new URL(sink.url);
@@ -140,6 +140,10 @@ describe('the README walk-through, run as written', function () {
     assert.deepEqual(finished, { status: 'succeeded', outputs: ['Hello from openai'], error: null }, context);
     const secret = /^\{"secret":"(whsec_[^"]+)"\}$/m.exec(all)?.[1];
     assert.ok(secret, `no webhook secret${context}`);
+    assert.match(all, /^workspace: [0-9a-f-]{36}$/m, `no workspace${context}`);
+    assert.match(all, /^\{"models":\{"default":\{"provider":"openai","model":"gpt-4o-mini"\}\}\}$/m, `no workspace config${context}`);
+    assert.match(all, /^\{"metadata":\{"file_count":2,"total_bytes":\d+,/m, `no workspace metadata (the template's README and the config)${context}`);
+    assert.match(all, /^\{"lifecycle":"archived"\}$/m, `no lifecycle event${context}`);
 
     // The fake got the README's prompt with the file the README created.
     const [request] = vendor.requests;
