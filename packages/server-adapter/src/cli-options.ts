@@ -243,6 +243,13 @@ const FLAGS = {
     schema: wholeNumber(1),
     to: { option: 'runConcurrencyPerAccount' },
   },
+  'thread-stream-idle-timeout-ms': {
+    commands: ['serve'],
+    value: 'N',
+    help: 'a thread reply whose model sends nothing for this long is ended (its partial reply kept)',
+    schema: wholeNumber(1),
+    to: { option: 'threadStreamIdleTimeoutMs' },
+  },
   'workspaces-dir': {
     commands: ['serve'],
     value: 'DIR',
