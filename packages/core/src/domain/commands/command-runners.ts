@@ -2,10 +2,11 @@ import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { Clock } from '../../ports/clock';
 import { EventBus } from '../../ports/event-bus';
-import { ModelCallError, ModelGateway } from '../../ports/model-gateway';
+import { ModelGateway } from '../../ports/model-gateway';
 import { ProcessLaunchError, ProcessLauncher } from '../../ports/process-launcher';
 import { DomainError } from '../errors';
 import { ProviderService } from '../providers/provider-service';
+import { ProviderGates, type ProviderPermit } from '../runs/provider-gates';
 import { TEMPLATE_REFERENCE } from '../runnables/template-syntax';
 import { runTopic } from '../runs/run-engine';
 import { isFinished as isRunFinished, type RunOutput, type RunView } from '../runs/run-record';
@@ -52,6 +53,7 @@ export class CommandRunners {
     @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
     @inject(ModelGateway) private readonly gateway: ModelGateway,
     @inject(ProviderService) private readonly providers: ProviderService,
+    @inject(ProviderGates) private readonly gates: ProviderGates,
     @inject(RunService) private readonly runs: RunService,
     @inject(EventBus) private readonly bus: EventBus,
     @inject(Clock) private readonly clock: Clock,
@@ -115,19 +117,34 @@ export class CommandRunners {
     const model = execution.model!;
     const values = namedArgs(execution);
     const prompt = execution.command.template!.replace(TEMPLATE_REFERENCE, (_match, name: string) => values[name] ?? '');
-    let credentials: object;
+    let settings: Awaited<ReturnType<ProviderService['getCallSettings']>>;
     try {
-      credentials = (await this.providers.getCallSettings(execution.account_id, model.provider)).credentials;
+      settings = await this.providers.getCallSettings(execution.account_id, model.provider);
     } catch (error) {
       if (error instanceof DomainError) return failed('provider_unavailable', error.message);
       throw error;
     }
-    for await (const event of this.gateway.stream({ provider: model.provider, model: model.model, credentials, messages: [{ role: 'user', content: prompt }], signal })) {
-      if (event.type === 'text-delta') output.writeText(event.text);
-      else if (event.type === 'error') {
-        if (signal.aborted) return this.aborted(signal);
-        return failed(event.error instanceof ModelCallError ? event.error.code : 'model_error', event.error.message);
+    // The account's limits on the provider hold for commands as for runs (ARCHITECTURE.md, "Run scheduling").
+    const limits = { maxConcurrency: settings.limits.max_concurrency, requestsPerMinute: settings.limits.requests_per_minute };
+    let permit: ProviderPermit;
+    try {
+      permit = await this.gates.acquire(execution.account_id, model.provider, limits, signal);
+    } catch (error) {
+      if (signal.aborted) return this.aborted(signal);
+      throw error;
+    }
+    try {
+      const request = { provider: model.provider, model: model.model, credentials: settings.credentials, messages: [{ role: 'user' as const, content: prompt }], signal };
+      for await (const event of this.gateway.stream(request)) {
+        if (event.type === 'text-delta') output.writeText(event.text);
+        else if (event.type === 'error') {
+          if (signal.aborted) return this.aborted(signal);
+          if (event.error.code === 'rate_limited') this.gates.backOff(execution.account_id, model.provider, event.error.retryAfterMs ?? 2000);
+          return failed(event.error.code, event.error.message);
+        }
       }
+    } finally {
+      permit.release();
     }
     return { status: 'succeeded', error: null };
   }
