@@ -81,3 +81,15 @@ export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, typ
 export { openSseStream, encodeSseFrame, SseSettings, DEFAULT_SSE_SETTINGS, type SseFrame, type SseStream, type SseStreamOptions, type SseCloseReason } from './http/sse';
 export type { Workspace } from './domain/workspaces/workspace-record';
 export { WORKSPACE_CONFIG_PATH, workspaceConfigSchema, readConfigDocument, type WorkspaceConfig } from './domain/workspaces/workspace-config';
+export type { LifecycleEvent } from './domain/workspaces/workspace-record';
+export type { LifecycleEventName } from './domain/workspaces/workspace-lifecycle';
+export type { CreateWorkspaceInput, UpdateWorkspaceInput } from './domain/workspaces/workspace-service';
+export { WorkspaceConfigService } from './domain/workspaces/workspace-config-service';
+export { WorkspaceTemplateService } from './domain/workspaces/workspace-template-service';
+export type { WorkspaceTemplate, WorkspaceTemplateSummary, CreateTemplateInput } from './domain/workspaces/workspace-template-schemas';
+export {
+  WorkspaceMetadataService,
+  WorkspaceMetadataContributor,
+  type WorkspaceMetadata,
+  type WorkspaceMetadataContribution,
+} from './domain/workspaces/workspace-metadata';
