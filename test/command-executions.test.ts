@@ -216,6 +216,19 @@ describe('command executions', function () {
       assert.match(JSON.stringify(vendor.requests.at(-1)!.body), /Greet Bo in German/);
     });
 
+    it('cancel aborts the model call of a running prompt', async () => {
+      await command({ trigger: 'stuck', type: 'prompt', template: 'Wait', model: { provider: 'openai', model: vendor.model } });
+      vendor.reply({ type: 'hang' });
+      const requests = vendor.requests.length;
+      const runId = await execute('stuck');
+      await vendor.waitForRequests(requests + 1);
+      const cancelled = await t.request(`${base}/command/stuck/executions/${runId}`, { method: 'DELETE' });
+      assert.equal(cancelled.status, 200);
+      await vendor.requests[requests]!.closed;
+      const final = await finished('stuck', runId);
+      assert.deepEqual([final.status, final.error?.code], ['cancelled', 'cancelled']);
+    });
+
     it('fails with the vendor error when the provider refuses', async () => {
       await command({ trigger: 'broken', type: 'prompt', template: 'Hi', model: { provider: 'anthropic', model: 'claude-x' } });
       const done = await run('broken');
