@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
-import { createAccountRecords } from './support/account-records';
+import { createAccountRecords, FIXTURE_THREAD } from './support/account-records';
 import { answerText } from './support/event-stream';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { sampleFromSchema } from './support/json-schema-sample';
@@ -23,12 +23,15 @@ type RecordIds = Map<string, string>;
  * Bodies that a route accepts from the caller's own records, where a sample of the route's schema
  * cannot know enough (the runnable's placeholder names, the run's output names).
  */
-const VALID_BODIES: Record<string, (own: RecordIds) => unknown> = {
+const VALID_BODIES: Record<string, (own: RecordIds, vendor: FakeVendorServer) => unknown> = {
+  // Kept enabled on the fake: routes probed later (a thread's reply) call the vendor.
+  'PUT /v1/llm-provider/{provider}': (_own, vendor) => ({ enabled: true, credentials: vendor.credentials }),
   'POST /v1/runnable/{id}/runs': (own) => ({ resources: [{ name: 'document', resource: own.get('resource') }] }),
   'POST /v1/run/{run_id}/gold-labels': () => ({ output_resource_name: 'output', text_value: 'another label' }),
   'PATCH /v1/run/{run_id}/gold-label/{gold_label_id}': () => ({ text_value: 'changed' }),
   'PATCH /v1/runnable/{id}': () => ({ description: 'changed' }),
   'PATCH /v1/resource/{id}': () => ({ tags: ['changed'] }),
+  'POST /workspace/{workspaceId}/threads/stream': () => ({ threadId: FIXTURE_THREAD, message: 'Hello', model: { provider: 'openai', model: 'gpt-4o-mini' } }),
   'POST /workspace/{workspaceId}/processes/{processId}/runs': () => ({ spec: { name: 'one wait', phases: [{ id: 'p', name: 'P', tasks: [{ id: 't', name: 'T', type: 'wait', input: { seconds: 0 } }] }] } }),
 };
 
@@ -158,7 +161,7 @@ describe('account isolation: another account’s id answers exactly as a missing
   async function findValidBody(route: CatalogRoute): Promise<unknown> {
     const explicit = VALID_BODIES[route.key];
     const candidates = [
-      ...(explicit ? [explicit(ids.other)] : []),
+      ...(explicit ? [explicit(ids.other, vendor)] : []),
       ...Array.from({ length: 30 }, () => sampleFromSchema(jsonBodySchema(route), random, { idFor: idsOf('other', route) })),
     ];
     for (const body of candidates) {

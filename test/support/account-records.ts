@@ -3,6 +3,9 @@ import { execFileSync } from 'node:child_process';
 import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vendors';
 import type { TestRunloom } from './harness';
 
+/** The thread each account's workspace holds (see `createAccountRecords`). */
+export const FIXTURE_THREAD = 'x-sample';
+
 /** Ids of one record of each kind an account can own, keyed by the kind route parameters name. */
 export type AccountRecords = Record<
   'runnable' | 'run' | 'resource' | 'gold_label' | 'workspace' | 'template' | 'process_run',
@@ -32,7 +35,7 @@ async function created(response: Promise<Response>, status = 201): Promise<Recor
  * One record of every kind in `account`, made through HTTP the way a client makes them: the
  * provider configuration, a prompt runnable on the fake vendor, a text resource, a finished run
  * of the runnable on the resource, a gold label of the run's output, a workspace template with one
- * file and a workspace made from it, and a process run in it waiting on an approval.
+ * file and a workspace made from it, a process run in it waiting on an approval, and a thread.
  */
 export async function createAccountRecords(t: TestRunloom, options: AccountRecordOptions): Promise<AccountRecords> {
   const { account, vendor } = options;
@@ -87,6 +90,9 @@ export async function createAccountRecords(t: TestRunloom, options: AccountRecor
   const spec = { name: 'release', phases: [{ id: 'gate', name: 'Gate', tasks: [{ id: 'ship', name: 'Ship?', type: 'approval', input: { message: 'Ship it?' } }] }] };
   const processRun = await created(t.request(`/workspace/${workspace.data.id}/processes/release/runs`, json('POST', { spec }, account)));
   await created(t.request(`/workspace/${workspace.data.id}/processes/runs/${processRun.data.id}/start`, { method: 'POST', account }), 200);
+  // Named as samples of a thread id come out (json-schema-sample.ts): a thread id is a name the
+  // client gives within its workspace, not a record id, so routes filled with a sample reach it.
+  await created(t.request(`/workspace/${workspace.data.id}/thread/${FIXTURE_THREAD}/save`, json('POST', { title: `notes of ${account}` }, account)));
   return {
     runnable: runnable.id,
     run: run.id,

@@ -52,10 +52,10 @@ export async function routeCatalog(t: TestRunloom): Promise<{ routes: CatalogRou
 }
 
 /**
- * Names a client chooses rather than ids of stored records: a process (the name its runs share)
- * and a phase or task of a process run's spec.
+ * Names a client chooses rather than ids of stored records: a process (the name its runs share),
+ * a phase or task of a process run's spec, and a thread (its file name within the workspace).
  */
-const CLIENT_NAMES = new Set(['processId', 'phaseId', 'taskId']);
+const CLIENT_NAMES = new Set(['processId', 'phaseId', 'taskId', 'threadId']);
 
 /** Parameters that name a stored record by id: `id`, `*_id` and (on workspace routes) `*Id`. */
 export function isIdParam(name: string): boolean {
