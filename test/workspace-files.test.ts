@@ -265,7 +265,9 @@ describe('workspace files over HTTP', function () {
       assert.equal(answer.status, 200);
       assert.equal(answer.headers.get('content-type'), 'application/zip');
       assert.match(answer.headers.get('content-disposition')!, /^attachment; filename="z.zip"/);
-      const entries = await unzip(Buffer.from(await answer.arrayBuffer()));
+      const zip = Buffer.from(await answer.arrayBuffer());
+      assert.equal(answer.headers.get('content-length'), String(zip.length), 'stored entries: the size is known before the first byte');
+      const entries = await unzip(zip);
       assert.deepEqual([...entries.keys()], ['one.txt', 'sub/', 'sub/two.bin']);
       assert.equal(Buffer.from(entries.get('one.txt')!).toString(), 'one');
       assert.deepEqual([...entries.get('sub/two.bin')!], [1, 2, 3]);

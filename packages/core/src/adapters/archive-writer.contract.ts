@@ -5,19 +5,19 @@ import type { ArchiveEntry, ArchiveWriter } from '../ports/archive-writer';
 /** The behaviour every `ArchiveWriter` adapter must have; each adapter's test file runs it. */
 export function archiveWriterContract(name: string, create: () => ArchiveWriter): void {
   describe(`ArchiveWriter contract: ${name}`, () => {
-    it('writes a zip whose entries read back with their paths, contents and directories', async () => {
+    it('writes a zip of the announced size whose entries read back with their paths, contents and directories', async () => {
       const big = new Uint8Array(3 * 1024 * 1024).map((_, index) => (index * 31) % 251);
-      const zip = await collect(
-        create().zip(
-          entries([
-            { path: 'docs', type: 'directory', mtime: new Date('2024-05-01T10:00:00Z') },
-            file('docs/a.txt', 'hello'),
-            file('docs/empty.txt', ''),
-            file('big.bin', big),
-            file('ünï cöde.txt', 'text'),
-          ]),
-        ),
+      const archive = await create().zip(
+        entries([
+          { path: 'docs', type: 'directory', mtime: new Date('2024-05-01T10:00:00Z'), size: 0 },
+          file('docs/a.txt', 'hello'),
+          file('docs/empty.txt', ''),
+          file('big.bin', big),
+          file('ünï cöde.txt', 'text'),
+        ]),
       );
+      const zip = await collect(archive.stream);
+      assert.equal(zip.length, archive.size);
       const read = await unzip(zip);
       assert.deepEqual([...read.keys()], ['docs/', 'docs/a.txt', 'docs/empty.txt', 'big.bin', 'ünï cöde.txt']);
       assert.equal(Buffer.from(read.get('docs/a.txt')!).toString(), 'hello');
@@ -31,12 +31,13 @@ export function archiveWriterContract(name: string, create: () => ArchiveWriter)
         path,
         type: 'file',
         mtime: new Date(),
+        size: 64 * 1024,
         open: async () => {
           opened.push(path);
           return streamOf(new Uint8Array(64 * 1024));
         },
       });
-      const reader = create().zip(entries([tracked('1'), tracked('2'), tracked('3')])).getReader();
+      const reader = (await create().zip(entries([tracked('1'), tracked('2'), tracked('3')]))).stream.getReader();
       await reader.read();
       assert.ok(opened.length < 3, `opened ${opened.join(', ')} before the archive was read`);
       while (!(await reader.read()).done);
@@ -48,20 +49,65 @@ export function archiveWriterContract(name: string, create: () => ArchiveWriter)
         path: 'bad.txt',
         type: 'file',
         mtime: new Date(),
+        size: 10,
         open: async () => new ReadableStream({ pull: (controller) => controller.error(new Error('disk gone')) }),
       };
-      await assert.rejects(collect(create().zip(entries([file('ok.txt', 'ok'), failing]))), /disk gone/);
+      await assert.rejects(collect((await create().zip(entries([file('ok.txt', 'ok'), failing]))).stream), /disk gone/);
+    });
+
+    it('rejects, or errors the stream, when a file fails before the first read, never throwing it', async () => {
+      let failed!: () => void;
+      const failure = new Promise<void>((resolve) => (failed = resolve));
+      const failing: ArchiveEntry = {
+        path: 'gone.txt',
+        type: 'file',
+        mtime: new Date(),
+        size: 4,
+        open: async () => {
+          setImmediate(failed);
+          throw new Error('deleted meanwhile');
+        },
+      };
+      const writer = create();
+      const reading = writer.zip(entries([file('first.txt', 'first'), failing])).then((archive) => failure.then(() => collect(archive.stream)));
+      // Had the failure escaped as an 'error' event, this test would fail as an uncaught exception.
+      await assert.rejects(reading, /deleted meanwhile/);
+      await assert.rejects(writer.zip(entries([failing])), /deleted meanwhile/);
+    });
+
+    it('stops when the reader cancels half-way', async () => {
+      const archive = await create().zip(entries([file('a.bin', new Uint8Array(1024 * 1024)), file('b.bin', new Uint8Array(1024 * 1024))]));
+      const reader = archive.stream.getReader();
+      await reader.read();
+      await reader.cancel();
+      assert.deepEqual(await reader.closed, undefined);
+    });
+
+    it('errors the archive when a file is not the size it was listed with', async () => {
+      const grown = { ...file('grown.txt', 'longer than listed'), size: 4 };
+      await assert.rejects(collect((await create().zip(entries([grown]))).stream));
+    });
+
+    it('rejects when the list of entries fails, before any byte', async () => {
+      async function* failing(): AsyncIterable<ArchiveEntry> {
+        yield file('a.txt', 'a');
+        throw new Error('walk failed');
+      }
+      await assert.rejects(create().zip(failing()), /walk failed/);
     });
 
     it('an empty list is a valid empty zip', async () => {
-      assert.equal((await unzip(await collect(create().zip(entries([]))))).size, 0);
+      const archive = await create().zip(entries([]));
+      const zip = await collect(archive.stream);
+      assert.equal(zip.length, archive.size);
+      assert.equal((await unzip(zip)).size, 0);
     });
   });
 }
 
 function file(path: string, content: string | Uint8Array): ArchiveEntry {
   const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
-  return { path, type: 'file', mtime: new Date('2024-05-01T10:00:00Z'), open: async () => streamOf(bytes) };
+  return { path, type: 'file', mtime: new Date('2024-05-01T10:00:00Z'), size: bytes.byteLength, open: async () => streamOf(bytes) };
 }
 
 async function* entries(list: ArchiveEntry[]): AsyncIterable<ArchiveEntry> {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,6 +14,7 @@ import {
   type DocumentConverter,
 } from '../../ports/document-converter';
 import type { FileByteRange } from '../../ports/workspace-file-system';
+import { fileReadStream } from './durable-file-io';
 
 export interface SofficeDocumentConverterOptions {
   /** Where converted PDFs are kept, by the SHA-256 of their source (`<data-dir>/cache/pdf` by default). */
@@ -62,7 +63,7 @@ export class SofficeDocumentConverter implements DocumentConverter {
         await conversion;
       }
       const { size } = await fs.stat(cached);
-      return { sourceSha256: sha256, size, read: (range) => readFile(cached, range) };
+      return { sourceSha256: sha256, size, read: (range) => readFile(cached, size, range) };
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
@@ -111,9 +112,8 @@ async function saveHashed(source: ReadableStream<Uint8Array>, file: string): Pro
   return hash.digest('hex');
 }
 
-function readFile(file: string, range?: FileByteRange): Promise<ReadableStream<Uint8Array>> {
-  const stream = createReadStream(file, range ? { start: range.start, end: range.end } : {});
-  return Promise.resolve(Readable.toWeb(stream) as ReadableStream<Uint8Array>);
+async function readFile(file: string, size: number, range?: FileByteRange): Promise<ReadableStream<Uint8Array>> {
+  return fileReadStream(await fs.open(file, 'r'), range?.start ?? 0, range ? range.end + 1 : size);
 }
 
 async function exists(file: string): Promise<boolean> {

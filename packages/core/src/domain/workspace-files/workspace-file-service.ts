@@ -175,9 +175,10 @@ export class WorkspaceFileService {
 
   /**
    * A zip of the directory (`''`: the whole workspace, `.runloom/` included: the config and
-   * threads are part of it), streamed: files are read as the archive reaches them.
+   * threads are part of it), streamed: the tree is listed first (so the size is known), then each
+   * file is read as the archive reaches it.
    */
-  async zip(accountId: string, workspaceId: string, path = ''): Promise<{ name: string; stream: ReadableStream<Uint8Array> }> {
+  async zip(accountId: string, workspaceId: string, path = ''): Promise<{ name: string; size: number; stream: ReadableStream<Uint8Array> }> {
     const target = checkedPath(path, 'path', { root: true });
     const workspace = await this.workspaces.require(accountId, workspaceId);
     const files = await this.workspaces.files(accountId, workspaceId);
@@ -189,11 +190,12 @@ export class WorkspaceFileService {
     async function* entries(): AsyncIterable<ArchiveEntry> {
       for await (const entry of files.walk(target, { maxDepth: ZIP_DEPTH })) {
         const path = entry.path.slice(prefix.length);
-        if (entry.type === 'directory') yield { path, type: 'directory', mtime: entry.mtime };
-        else yield { path, type: 'file', mtime: entry.mtime, open: () => files.readFile(entry.path) };
+        if (entry.type === 'directory') yield { path, type: 'directory', mtime: entry.mtime, size: 0 };
+        else yield { path, type: 'file', mtime: entry.mtime, size: entry.size, open: () => files.readFile(entry.path) };
       }
     }
-    return { name: `${target === '' ? workspace.name : baseName(target)}.zip`, stream: this.archives.zip(entries()) };
+    const archive = await refusingFileErrors(() => this.archives.zip(entries()));
+    return { name: `${target === '' ? workspace.name : baseName(target)}.zip`, ...archive };
   }
 
   private async writableFiles(accountId: string, workspaceId: string): Promise<WorkspaceFileSystem> {

@@ -197,15 +197,20 @@ export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: Works
       method: 'GET',
       path: '/workspace/{workspaceId}/directory/download',
       tag: TAG,
-      summary: "A zip of the directory ('' or no path: the whole workspace), streamed as it is written",
+      summary: "A zip of the directory ('' or no path: the whole workspace), files stored uncompressed, streamed as it is written, with its Content-Length",
       params: workspaceParams,
       query: directoryPathQuery,
       responses: { 200: { description: 'the zip', contentType: 'application/zip' }, ...refusals, 409: error('the path is a file') },
       handle: async ({ principal, params, query }) => {
-        const { name, stream } = await files.zip(principal.accountId, params.workspaceId, query.path);
+        const { name, size, stream } = await files.zip(principal.accountId, params.workspaceId, query.path);
         return new Response(stream, {
           status: 200,
-          headers: { ...presentationHeaders(name, 'application/zip'), 'content-type': 'application/zip', 'cache-control': 'no-store' },
+          headers: {
+            ...presentationHeaders(name, 'application/zip'),
+            'content-type': 'application/zip',
+            'content-length': String(size),
+            'cache-control': 'no-store',
+          },
         });
       },
     }),
