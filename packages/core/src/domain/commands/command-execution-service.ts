@@ -4,7 +4,7 @@ import { Clock } from '../../ports/clock';
 import { Database, type Migration, WriteConflictError } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { IdGenerator } from '../../ports/id-generator';
-import { type JobContext, JobQueue } from '../../ports/job-queue';
+import { type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
 import { Logger } from '../../ports/logger';
 import { DomainError, validationError } from '../errors';
 import type { Lifecycle } from '../lifecycle';
@@ -37,6 +37,8 @@ interface ExecutionJob {
 
 /** Attempts of an execution's job: resumptions after a crash or a stop, then it fails. */
 const MAX_ATTEMPTS = 3;
+/** Retries of a handler that threw (the store failed while writing a transition), as runs' jobs. */
+const JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_ATTEMPTS, initialBackoffMs: 500, maxBackoffMs: 5000, jitter: 0.2 };
 /** An execution races a concurrent use of its command this many times before giving up (409). */
 const EXECUTE_ATTEMPTS = 4;
 
@@ -111,7 +113,7 @@ export class CommandExecutionService implements Lifecycle {
         await this.queue.enqueue<ExecutionJob>(
           COMMAND_EXECUTION_JOB,
           { account_id: accountId, execution_id: record.id },
-          { key: record.id, with: [this.executions.insertOp(record), this.commands.usageOp(indexed, record.created_at)] },
+          { key: record.id, retry: JOB_RETRY, with: [this.executions.insertOp(record), this.commands.usageOp(indexed, record.created_at)] },
         );
         await this.published(record);
         return { runId: record.id, status: record.status };

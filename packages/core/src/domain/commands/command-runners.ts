@@ -166,7 +166,13 @@ export class CommandRunners {
         if (error instanceof DomainError) return failed('run_refused', error.message);
         throw error;
       }
-      await linkRun(runId);
+      try {
+        await linkRun(runId);
+      } catch (error) {
+        // Cancelled before the run could be recorded: nothing else would stop the run.
+        await this.runs.cancel(execution.account_id, runId).catch(() => undefined);
+        throw error;
+      }
     }
     const run = await this.finishedRun(execution.account_id, runId, signal);
     if (!run) {
