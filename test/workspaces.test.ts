@@ -299,6 +299,17 @@ function describeWorkspaces(store: 'embedded store' | 'PostgreSQL'): void {
         assert.equal(events[1]!.id, archived.id);
         await assert.rejects(app.runloom.workspaces.require('acct-other', workspace.id), /not found/);
       });
+
+      it('through the facade: a host-given id that exists is a conflict, and that workspace’s files stay', async () => {
+        const id = randomUUID();
+        await app.runloom.workspaces.create('acct-host', { id, name: 'open folder' }, 'editor');
+        const files = await app.runloom.workspaces.files('acct-host', id);
+        await files.writeFile('work.txt', 'unsaved thoughts');
+        for (const account of ['acct-host', 'acct-elsewhere']) {
+          await assert.rejects(app.runloom.workspaces.create(account, { id, name: 'again' }, 'editor'), new RegExp(`workspace ${id} exists`));
+        }
+        assert.equal(new TextDecoder().decode(await files.readBytes('work.txt')), 'unsaved thoughts');
+      });
     });
 
     describe('metadata summary', () => {

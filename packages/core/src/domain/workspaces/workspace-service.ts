@@ -67,7 +67,8 @@ export class WorkspaceService {
   /**
    * A new active workspace, with its template's files copied in (404 for a template the account
    * does not have) and its `created` lifecycle event. The files are written before the record: a
-   * workspace whose copy failed is never listed, and its files are removed.
+   * workspace whose copy failed is never listed, and its files are removed (unless the host gave
+   * the id). 409 for a host-given id that exists.
    */
   async create(accountId: string, input: CreateWorkspaceInput, createdBy: string): Promise<Workspace> {
     const template = input.template_id ? await this.templates.get(accountId, input.template_id) : undefined;
@@ -93,9 +94,10 @@ export class WorkspaceService {
       if (template) await this.templates.copyInto(template, files);
       await this.database.write([this.workspaces.insertOp(record), this.lifecycleEvents.insertOp(created)]);
     } catch (error) {
-      // Never remove the files of a workspace a racing create with the same id has just made.
+      // A generated id's root is new: remove what the copy wrote. A host-given id may name a folder
+      // the host owns (the editor's open folder) or a workspace a racing create has just made: keep it.
+      if (input.id === undefined) await this.fileSystems.remove(record.id);
       if (error instanceof DuplicateIdError) throw DomainError.conflict(`workspace ${record.id} exists`);
-      await this.fileSystems.remove(record.id);
       throw error;
     }
     await this.publishLifecycle(record, created);
