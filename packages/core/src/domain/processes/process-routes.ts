@@ -3,8 +3,10 @@ import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import { openSseStream, type SseSettings } from '../../http/sse';
 import type { Clock } from '../../ports/clock';
-import { approveSchema, createProcessRunSchema, type ProcessRunService } from './process-run-service';
+import type { ProcessRunService } from './process-run-service';
 import {
+  approveSchema,
+  createProcessRunSchema,
   processLogEntrySchema,
   processRunAction,
   processRunAnswer,

@@ -1,42 +1,15 @@
 import { inject, injectable } from 'inversify';
-import { z } from 'zod';
 import { Clock } from '../../ports/clock';
 import { IdGenerator } from '../../ports/id-generator';
 import { DomainError, validationError } from '../errors';
 import { type PublishedWorkspaceEvent, WorkspaceEvents, type WorkspaceEventSubscription } from '../workspace-events/workspace-events';
-import { modelChoiceSchema } from '../workspaces/workspace-config';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import { type Decision, ProcessEngine, taskNotFound } from './process-engine';
 import type { RunDraft } from './process-run-draft';
 import { type ProcessLogEntry, type ProcessRunRecord, type ProcessRunView, type StoredPhase, toLogEntry, toProcessRunView } from './process-run-record';
-import { parseProcessSpec, processSpecSchema } from './process-spec';
+import { parseProcessSpec } from './process-spec';
+import { type ApproveInput, approveSchema, type CreateProcessRunInput, createProcessRunSchema, processIdSchema } from './process-schemas';
 import { requireRunAction, requireTaskAction, type RunAction } from './process-transitions';
-
-/** The body of `POST …/processes/{processId}/runs` (docs/api.md#process-runs). */
-export const createProcessRunSchema = z
-  .object({
-    spec: processSpecSchema,
-    inputs: z.record(z.string(), z.unknown()).default({}),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-    instructions: z.string().max(100_000).default(''),
-    model: modelChoiceSchema.optional().describe('the model of prompt tasks, before the task’s own and the workspace default'),
-  })
-  .meta({ id: 'CreateProcessRun' });
-export type CreateProcessRunInput = z.input<typeof createProcessRunSchema>;
-
-/** The body of `approve`: every field optional (`{}` approves every waiting approval). */
-export const approveSchema = z
-  .object({
-    phaseId: z.string().max(100).optional(),
-    taskId: z.string().max(100).optional(),
-    decision: z.enum(['approve', 'reject']).default('approve'),
-    comment: z.string().max(10_000).optional(),
-  })
-  .meta({ id: 'ProcessApproval' });
-export type ApproveInput = z.input<typeof approveSchema>;
-
-/** A process id: a name in URLs. */
-export const processIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/, 'a process id is 1-200 letters, digits, _, . or -');
 
 const PAST_TENSE: Record<'start' | 'pause' | 'resume' | 'cancel', string> = { start: 'started', pause: 'paused', resume: 'resumed', cancel: 'cancelled' };
 

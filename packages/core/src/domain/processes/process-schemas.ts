@@ -1,10 +1,35 @@
 import { z } from 'zod';
 import { pageQueryFields } from '../input/page-query';
+import { modelChoiceSchema } from '../workspaces/workspace-config';
 import { processSpecSchema, TASK_TYPES } from './process-spec';
-import { processIdSchema } from './process-run-service';
 import { PHASE_STATUSES, RUN_STATUSES, TASK_STATUSES } from './process-transitions';
 
-/** Schemas of the process run routes' answers and parameters, for the router and the OpenAPI document. */
+/** The body of `POST …/processes/{processId}/runs` (docs/api.md#process-runs). */
+export const createProcessRunSchema = z
+  .object({
+    spec: processSpecSchema,
+    inputs: z.record(z.string(), z.unknown()).default({}),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+    instructions: z.string().max(100_000).default(''),
+    model: modelChoiceSchema.optional().describe('the model of prompt tasks, before the task’s own and the workspace default'),
+  })
+  .meta({ id: 'CreateProcessRun' });
+export type CreateProcessRunInput = z.input<typeof createProcessRunSchema>;
+
+/** The body of `approve`: every field optional (`{}` approves every waiting approval). */
+export const approveSchema = z
+  .object({
+    phaseId: z.string().max(100).optional(),
+    taskId: z.string().max(100).optional(),
+    decision: z.enum(['approve', 'reject']).default('approve'),
+    comment: z.string().max(10_000).optional(),
+  })
+  .meta({ id: 'ProcessApproval' });
+export type ApproveInput = z.input<typeof approveSchema>;
+
+/** A process id: a name in URLs. */
+export const processIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/, 'a process id is 1-200 letters, digits, _, . or -');
+
 const taskErrorSchema = z.object({ code: z.string(), message: z.string() });
 
 export const processTaskSchema = z

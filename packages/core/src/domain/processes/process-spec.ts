@@ -71,7 +71,24 @@ export const processSpecSchema = z
       .min(1, 'a process needs at least one phase')
       .max(100),
   })
-  .meta({ id: 'ProcessSpec' });
+  .meta({
+    id: 'ProcessSpec',
+    examples: [
+      {
+        name: 'release',
+        phases: [
+          {
+            id: 'prepare',
+            name: 'Prepare',
+            tasks: [
+              { id: 'cool-down', name: 'Cool down', type: 'wait', input: { seconds: 0 } },
+              { id: 'sign-off', name: 'Sign off', type: 'approval', needs: ['cool-down'], input: { message: 'Ship it?', timeout_seconds: 3600 } },
+            ],
+          },
+        ],
+      },
+    ],
+  });
 
 export interface TaskSpec<T extends TaskType = TaskType> {
   id: string;
