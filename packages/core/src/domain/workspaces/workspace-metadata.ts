@@ -1,5 +1,7 @@
 import { inject, injectable, multiInject, optional } from 'inversify';
+import type { z } from 'zod';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
+import type { workspaceMetadataSchema } from './workspace-schemas';
 import { WorkspaceService } from './workspace-service';
 
 /**
@@ -23,16 +25,8 @@ export interface WorkspaceMetadataContributor {
   contribute(accountId: string, workspaceId: string): Promise<WorkspaceMetadataContribution>;
 }
 
-export interface WorkspaceMetadata {
-  file_count: number;
-  total_bytes: number;
-  /** True when the walk stopped at MAX_COUNTED_ENTRIES: the counts are then lower bounds. */
-  files_truncated: boolean;
-  thread_count: number;
-  command_count: number;
-  process_runs: Record<string, number>;
-  last_activity_at: string;
-}
+/** The summary `GET /workspace/{id}/metadata` answers (its fields are described in the schema). */
+export type WorkspaceMetadata = z.infer<typeof workspaceMetadataSchema>;
 
 /**
  * Entries (files and directories) a summary walks at most, down to MAX_COUNTED_DEPTH: a summary
@@ -46,7 +40,7 @@ export const MAX_COUNTED_DEPTH = 64;
 export class WorkspaceMetadataService {
   constructor(
     @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
-    @multiInject(WorkspaceMetadataContributor) @optional() private readonly contributors: WorkspaceMetadataContributor[] = [],
+    @multiInject(WorkspaceMetadataContributor) @optional() private readonly contributors: WorkspaceMetadataContributor[],
   ) {}
 
   /** 404 for a workspace that is not the account's. */
