@@ -297,6 +297,31 @@ describe('process runs', function () {
       assert.equal((await p.get(run.id)).status, 'cancelled');
     });
 
+    it("a prompt task without a model anywhere else asks the workspace configuration's models.default", async () => {
+      const workspace = await p.t.runloom.workspaces.create(ACCOUNT, { name: 'configured' }, 'test');
+      await p.t.runloom.workspaceConfig.patch(ACCOUNT, workspace.id, { models: { default: { provider: 'openai', model: openai.model } } });
+      const created = await p.t.runloom.processes.create(ACCOUNT, workspace.id, 'configured', { spec: specOf([task('ask', 'prompt', { prompt: 'Hi?' })]) });
+      await p.t.runloom.processes.act(ACCOUNT, workspace.id, created.id, 'start');
+      await openai.waitForRequests(1);
+      assert.equal(openai.requests[0]!.body.model, openai.model);
+    });
+
+    it('timeout_seconds fails an attempt that runs longer (the vendor call is aborted); the retry policy then applies', async () => {
+      openai.reply({ type: 'hang' });
+      const run = await p.create(specOf([task('slow', 'prompt', { prompt: 'think' }, { timeout_seconds: 30, retry: { max_attempts: 2, initial_interval_seconds: 1 } })]), {
+        model: { provider: 'openai', model: openai.model },
+      });
+      await p.act(run.id, 'start');
+      await openai.waitForRequests(1);
+      await clock.advance(30_000);
+      const retrying = await p.reach(run.id, (entry) => taskOf(entry, 'p1', 'slow').error !== null);
+      assert.deepEqual([taskOf(retrying, 'p1', 'slow').status, taskOf(retrying, 'p1', 'slow').error.code], ['pending', 'timeout']);
+      assert.match(taskOf(retrying, 'p1', 'slow').error.message, /within its timeout of 30 s/);
+      await clock.advance(1_000);
+      const done = await p.status(run.id, 'succeeded');
+      assert.deepEqual([taskOf(done, 'p1', 'slow').attempts, taskOf(done, 'p1', 'slow').output], [2, 'Hello from openai']);
+    });
+
     it('a command task executes the workspace command with its args; its output is the execution output text', async () => {
       await p.t.runloom.commands.create(ACCOUNT, p.workspace.id, { trigger: 'greet', type: 'prompt', template: 'Greet {{who}}', args: [{ name: 'who', required: true }] });
       openai.reply({ type: 'text', chunks: ['Hello, ', 'team'] });
