@@ -1,24 +1,33 @@
 import type { GitHttpRequest, GitHttpResponse, HttpClient as GitHttpPlugin } from 'isomorphic-git';
-import type { HttpClient } from '../../ports/http-client';
+import { type HttpClient, HttpRequestError } from '../../ports/http-client';
 
 /**
  * isomorphic-git's `http` plugin on the `HttpClient` port's `fetch`, so every request of a clone,
  * pull or push obeys the egress policy (each destination checked, redirects included) like model
- * vendors and callbacks do. `signal` bounds every request of one operation.
+ * vendors and callbacks do. `signal` bounds every request of one operation; each request must also
+ * be answered (its status and headers) within `answerTimeoutMs`, so a remote that accepts the
+ * connection and says nothing fails in seconds rather than at the operation's bound.
  *
  * Request bodies (the packs a push sends) are collected first, as isomorphic-git's own web plugin
  * does: the port's `fetch` sends a buffered body. Response bodies stream.
  */
-export function gitHttpTransport(http: HttpClient, signal: AbortSignal): GitHttpPlugin {
+export function gitHttpTransport(http: HttpClient, signal: AbortSignal, answerTimeoutMs: number): GitHttpPlugin {
   return {
     async request(request: GitHttpRequest): Promise<GitHttpResponse> {
       const body = request.body ? await collect(request.body) : undefined;
-      const response = await http.fetch(request.url, {
-        method: request.method ?? 'GET',
-        headers: request.headers ?? {},
-        body,
-        signal,
-      });
+      const unanswered = new AbortController();
+      const timer = setTimeout(() => unanswered.abort(new HttpRequestError('timeout', `no answer within ${answerTimeoutMs / 1000} s`)), answerTimeoutMs);
+      let response: Response;
+      try {
+        response = await http.fetch(request.url, {
+          method: request.method ?? 'GET',
+          headers: request.headers ?? {},
+          body,
+          signal: AbortSignal.any([signal, unanswered.signal]),
+        });
+      } finally {
+        clearTimeout(timer);
+      }
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => {
         headers[name] = value;

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { GitHttpServer } from '../../../../../test/support/git-http-server';
@@ -65,6 +67,26 @@ describe('IsomorphicGitClient: every request under the HttpClient’s egress pol
       assert.equal((await allowed.clone(workspace, { url: remote.url('guarded') })).branch, 'main', '--egress-allow host:port lets it in');
     } finally {
       await remote.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('gives up on a remote that accepts the connection and never answers', async () => {
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'git-silent-'));
+    try {
+      const client = new IsomorphicGitClient({ http: new GuardedHttpClient({ egress: { allowPrivateNetwork: true } }), answerTimeoutMs: 200 });
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/silent.git`;
+      await assert.rejects(client.clone(await new NodeWorkspaceFileSystems(root).open('w'), { url }), (error: unknown) => {
+        assert.ok(error instanceof GitError);
+        assert.equal(error.kind, 'unreachable');
+        assert.equal(error.message, `${url}: no answer within 0.2 s`);
+        return true;
+      });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
       fs.rmSync(root, { recursive: true, force: true });
     }
   });

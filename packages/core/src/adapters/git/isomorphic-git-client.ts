@@ -36,9 +36,12 @@ export interface IsomorphicGitClientOptions {
   http: HttpClient;
   /** Bound on each clone, pull or push, all its requests included; default 5 minutes. */
   timeoutMs?: number;
+  /** Bound on each request until the remote answers (status and headers); default 30 s. */
+  answerTimeoutMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+const DEFAULT_ANSWER_TIMEOUT_MS = 30_000;
 
 /**
  * The `GitClient` on isomorphic-git, with Node's `fs` in the workspace's `localRoot` and the
@@ -49,12 +52,14 @@ const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 export class IsomorphicGitClient implements GitClient {
   private readonly http: HttpClient;
   private readonly timeoutMs: number;
+  private readonly answerTimeoutMs: number;
   /** Operations queued on each working copy, by root. */
   private readonly queues = new SerialByKey();
 
   constructor(options: IsomorphicGitClientOptions) {
     this.http = options.http;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ANSWER_TIMEOUT_MS;
   }
 
   isRepository(files: WorkspaceFileSystem): Promise<boolean> {
@@ -157,7 +162,7 @@ export class IsomorphicGitClient implements GitClient {
       const git = await importIsomorphicGit();
       const signal = AbortSignal.timeout(this.timeoutMs);
       try {
-        return await work(dir, git, remoteArguments(target, remote.credentials, gitHttpTransport(this.http, signal)));
+        return await work(dir, git, remoteArguments(target, remote.credentials, gitHttpTransport(this.http, signal, this.answerTimeoutMs)));
       } catch (error) {
         throw gitError(error, { target, signal, timeoutMs: this.timeoutMs });
       }
