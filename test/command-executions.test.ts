@@ -269,11 +269,20 @@ describe('command executions', function () {
     assert.equal(refused.error?.code, 'run_refused');
   });
 
-  it('a process command answers 501 saying it cannot be started on this server', async () => {
-    await command({ trigger: 'pipeline', type: 'process', process_id: 'build' });
-    const response = await t.request(`${base}/command/pipeline/execute`, json('POST', {}));
-    assert.equal(response.status, 501);
-    assert.match(await response.text(), /process/);
+  it('process: creates and starts a run of the process with the spec of its latest run and the args as inputs', async () => {
+    await command({ trigger: 'pipeline', type: 'process', process_id: 'build', args: [{ name: 'target', default: 'prod' }] });
+    const none = await t.request(`${base}/command/pipeline/execute`, json('POST', {}));
+    assert.equal(none.status, 400);
+    assert.match(await none.text(), /process 'build' has no run in this workspace/);
+
+    const spec = { name: 'build', phases: [{ id: 'p1', name: 'Build', tasks: [{ id: 't1', name: 'Pause', type: 'wait', input: { seconds: 0 } }] }] };
+    const first = await dataOf<{ id: string }>(await t.request(`${base}/processes/build/runs`, json('POST', { spec })), 201);
+    const done = await run('pipeline');
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.ok(done.run_id && done.run_id !== first.id);
+    const processRun = await dataOf<{ status: string; inputs: Record<string, unknown> }>(await t.request(`${base}/processes/runs/${done.run_id}`));
+    assert.equal(processRun.status, 'succeeded');
+    assert.deepEqual(processRun.inputs, { target: 'prod' });
   });
 
   it('appends the result to the thread as the tool call’s result', async () => {

@@ -13,7 +13,7 @@ import { ThreadService } from '../threads/thread-service';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { WorkspaceConfigService } from '../workspaces/workspace-config-service';
 import { WorkspaceService } from '../workspaces/workspace-service';
-import { ExecutionCancelled, CommandRunners, type RunnerOutcome, shellCommandsDisabled } from './command-runners';
+import { CommandRunners, ExecutionCancelled, latestProcessRun, noProcessSpec, ProcessRuns, type RunnerOutcome, shellCommandsDisabled } from './command-runners';
 import { type CommandExecution, type CommandModel, DEFAULT_MAX_OUTPUT_BYTES, type ExecuteCommandInput, executeCommandSchema } from './command-schemas';
 import { type CommandIndexRecord, CommandService } from './command-service';
 import type { CommandFile } from './command-files';
@@ -81,6 +81,7 @@ export class CommandExecutionService implements Lifecycle {
     @inject(WorkspaceConfigService) private readonly workspaceConfigs: WorkspaceConfigService,
     @inject(WorkspaceEvents) private readonly workspaceEvents: WorkspaceEvents,
     @inject(ThreadService) private readonly threads: ThreadService,
+    @inject(ProcessRuns) private readonly processRuns: ProcessRuns,
     @inject(EventBus) private readonly bus: EventBus,
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(Clock) private readonly clock: Clock,
@@ -267,8 +268,8 @@ export class CommandExecutionService implements Lifecycle {
     const { command } = indexed;
     const args = resolvedArgs(command, request.args);
     if (command.type === 'shell' && !this.config.shellCommands) throw shellCommandsDisabled();
-    if (command.type === 'process') {
-      throw DomainError.notImplemented(`command '${command.trigger}' is a process command, and process runs cannot be started from a command on this server yet`);
+    if (command.type === 'process' && !(await latestProcessRun(this.processRuns(), indexed.account_id, indexed.workspace_id, command.process_id!))) {
+      throw noProcessSpec(indexed.workspace_id, command.process_id!);
     }
     const model = command.type === 'prompt' ? await this.modelFor(indexed, request.model) : null;
     return {

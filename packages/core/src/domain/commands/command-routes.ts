@@ -28,7 +28,6 @@ export interface CommandRoutesDeps {
 }
 
 const TAG = 'commands';
-const invalid = { description: 'invalid input: the message and details say what to fix', schema: apiErrorBody };
 const noWorkspace = { description: 'no such workspace in the account', schema: apiErrorBody };
 const noCommand = { description: 'no such workspace, or no command with this trigger in it', schema: apiErrorBody };
 const noExecution = { description: 'no such workspace, command or execution', schema: apiErrorBody };
@@ -184,11 +183,10 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       body: { json: executeCommandSchema, optional: true },
       responses: {
         200: { description: 'the execution is queued', schema: data(z.object({ runId: z.string(), status: z.enum(EXECUTION_STATUSES) })) },
-        400: invalid,
+        400: { description: 'invalid input, a prompt without a model, or a process that never ran in the workspace: the message says what to fix', schema: apiErrorBody },
         403: { description: 'a shell command, and shell commands are disabled on this server (the message says how to enable them)', schema: apiErrorBody },
         404: { description: 'no such workspace, command or thread', schema: apiErrorBody },
         409: archived,
-        501: { description: 'a process command, which this server cannot start', schema: apiErrorBody },
       },
       handle: async ({ principal, params, body }) => ({
         status: 200,

@@ -5,16 +5,29 @@ import { EventBus } from '../../ports/event-bus';
 import { ModelGateway } from '../../ports/model-gateway';
 import { ProcessLaunchError, ProcessLauncher } from '../../ports/process-launcher';
 import { DomainError } from '../errors';
+import type { ProcessRunService } from '../processes/process-run-service';
+import type { ProcessRunView } from '../processes/process-run-record';
 import { ProviderService } from '../providers/provider-service';
 import { ProviderGates, type ProviderPermit } from '../runs/provider-gates';
 import { TEMPLATE_REFERENCE } from '../runnables/template-syntax';
 import { runTopic } from '../runs/run-engine';
 import { isFinished as isRunFinished, type RunOutput, type RunView } from '../runs/run-record';
 import { RunService } from '../runs/run-service';
+import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import { DEFAULT_TIMEOUT_SECONDS } from './command-schemas';
 import type { ExecutionFailure, ExecutionRecord } from './execution-record';
 import type { LiveOutput } from './live-output';
+
+/**
+ * The process runs service, resolved when first needed: process runs execute commands (command
+ * tasks) and commands start process runs, so neither can take the other in its constructor.
+ */
+export const ProcessRuns = Symbol.for('runloom.commands.ProcessRuns');
+export type ProcessRuns = () => ProcessRunService;
+
+/** Process run statuses an execution following the run ends on (a failed run may be retried later; the execution has ended). */
+const PROCESS_RUN_ENDS: readonly string[] = ['succeeded', 'failed', 'cancelled'];
 
 /** How an execution ended, as its runner saw it. */
 export interface RunnerOutcome {
@@ -42,8 +55,7 @@ export function shellCommandsDisabled(): DomainError {
 /**
  * Executes one command by type (docs/api.md#commands): `shell` through the `ProcessLauncher`,
  * `prompt` through the `ModelGateway` (streamed, so the output is readable as it arrives),
- * `runnable` as a run of the `RunService`. `process` commands are started by the process runs
- * feature. A runner resolves with the outcome; it throws only when `signal` aborted for a reason
+ * `runnable` as a run of the `RunService`, `process` as a process run. A runner resolves with the outcome; it throws only when `signal` aborted for a reason
  * other than the execution's (the queue is stopping).
  */
 @injectable()
@@ -56,6 +68,8 @@ export class CommandRunners {
     @inject(ProviderGates) private readonly gates: ProviderGates,
     @inject(RunService) private readonly runs: RunService,
     @inject(EventBus) private readonly bus: EventBus,
+    @inject(WorkspaceEvents) private readonly workspaceEvents: WorkspaceEvents,
+    @inject(ProcessRuns) private readonly processRuns: ProcessRuns,
     @inject(Clock) private readonly clock: Clock,
     @inject(RunloomConfig) private readonly config: RunloomConfig,
   ) {}
@@ -69,7 +83,7 @@ export class CommandRunners {
       case 'runnable':
         return this.runnable(context);
       case 'process':
-        return Promise.resolve(failed('not_supported', 'process commands are not supported on this server yet'));
+        return this.process(context);
     }
   }
 
@@ -185,6 +199,57 @@ export class CommandRunners {
     return failed(run.error?.code ?? run.status, `run ${runId} ${run.status}: ${run.error?.message ?? 'no error given'}`);
   }
 
+  /**
+   * Creates a run of the process with the spec of its latest run in the workspace (a process is a
+   * named spec; its runs carry it) and the args as its inputs, starts it and follows it to its end;
+   * a resumed execution follows the run it already created. Cancelling the execution cancels the run.
+   */
+  private async process({ execution, output, signal, linkRun }: RunnerContext): Promise<RunnerOutcome> {
+    const { account_id: accountId, workspace_id: workspaceId } = execution;
+    const processId = execution.command.process_id!;
+    const runs = this.processRuns();
+    let runId = execution.run_id;
+    if (runId === null) {
+      const latest = await latestProcessRun(runs, accountId, workspaceId, processId);
+      if (!latest) return failed('no_process_spec', noProcessSpec(workspaceId, processId).message);
+      try {
+        runId = (await runs.create(accountId, workspaceId, processId, { spec: latest.spec, inputs: namedArgs(execution) })).id;
+        await linkRun(runId);
+        await runs.act(accountId, workspaceId, runId, 'start');
+      } catch (error) {
+        if (runId !== null) await runs.act(accountId, workspaceId, runId, 'cancel').catch(() => undefined);
+        if (error instanceof DomainError) return failed('process_refused', error.message);
+        throw error;
+      }
+    }
+    const id = runId;
+    const run = await new Promise<ProcessRunView | undefined>((resolve, reject) => {
+      const done = (view: ProcessRunView | undefined): void => {
+        subscription.unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+        resolve(view);
+      };
+      const onAbort = (): void => done(undefined);
+      // Listening before reading, so the end cannot slip between the two.
+      const subscription = this.workspaceEvents.subscribe(workspaceId, ({ event }) => {
+        if (event.type === 'process.run.updated' && event.run_id === id && PROCESS_RUN_ENDS.includes(event.status as string)) done(event.run as ProcessRunView);
+      });
+      if (signal.aborted) return done(undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      runs.get(accountId, workspaceId, id).then((view) => {
+        if (PROCESS_RUN_ENDS.includes(view.status)) done(view);
+      }, reject);
+    });
+    if (!run) {
+      if (signal.reason instanceof ExecutionCancelled) await runs.act(accountId, workspaceId, id, 'cancel').catch(() => undefined);
+      return this.aborted(signal);
+    }
+    output.writeText(JSON.stringify(run.phases, null, 2));
+    if (run.status === 'succeeded') return { status: 'succeeded', error: null };
+    if (run.status === 'cancelled') return { status: 'cancelled', error: { code: 'cancelled', message: `process run ${id} was cancelled` } };
+    return failed('process_failed', `process run ${id} failed; retry or skip its failed task (POST /workspace/${workspaceId}/processes/runs/${id}/tasks/…)`);
+  }
+
   /** The run once finished; undefined when `signal` aborts first. */
   private finishedRun(accountId: string, runId: string, signal: AbortSignal): Promise<RunView | undefined> {
     return new Promise<RunView | undefined>((resolve, reject) => {
@@ -220,6 +285,19 @@ export class ExecutionCancelled extends Error {
     super('the execution was cancelled');
     this.name = 'ExecutionCancelled';
   }
+}
+
+/** The process's latest run in the workspace: the spec a process command runs. */
+export async function latestProcessRun(runs: ProcessRunService, accountId: string, workspaceId: string, processId: string): Promise<ProcessRunView | undefined> {
+  return (await runs.list(accountId, workspaceId, processId, { limit: 1, offset: 0 }))[0];
+}
+
+/** A process command needs a process that has run in the workspace; the message says how to make one. */
+export function noProcessSpec(workspaceId: string, processId: string): DomainError {
+  return DomainError.invalid(
+    `process '${processId}' has no run in this workspace to take its spec from; create one with POST /workspace/${workspaceId}/processes/${processId}/runs`,
+    [{ path: 'process_id', message: 'no run of this process in the workspace' }],
+  );
 }
 
 function failed(code: string, message: string): RunnerOutcome {

@@ -6,7 +6,8 @@ import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
 import { CommandExecutionService, executionMigrations } from './command-execution-service';
 import { commandRoutes } from './command-routes';
-import { CommandRunners } from './command-runners';
+import { ProcessRunService } from '../processes/process-run-service';
+import { CommandRunners, ProcessRuns } from './command-runners';
 import { commandMigrations, CommandService } from './command-service';
 
 /**
@@ -18,6 +19,7 @@ export const commandsModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue([...commandMigrations, ...executionMigrations]);
   bind(CommandService).toSelf().inSingletonScope();
   bind(CommandRunners).toSelf().inSingletonScope();
+  bind<ProcessRuns>(ProcessRuns).toFactory((context) => () => context.get(ProcessRunService));
   bind(CommandExecutionService).toSelf().inSingletonScope();
   bind(Lifecycle).toService(CommandExecutionService);
   bind(RouteTable)
