@@ -396,6 +396,8 @@ describe('workspace files over HTTP', function () {
       const download = await files.download(ACCOUNT, ws, 'facade/a.txt');
       assert.equal(await new Response(await download.read()).text(), 'from node');
       assert.deepEqual(await files.moveFile(ACCOUNT, ws, 'facade/a.txt', 'facade/b.txt').then((moved) => moved.path), 'facade/b.txt');
+      assert.deepEqual(await files.stat(ACCOUNT, ws, 'facade/b.txt').then(({ type, size }) => ({ type, size })), { type: 'file', size: 9 });
+      await assert.rejects(files.stat(ACCOUNT, ws, 'facade/a.txt'), { code: 'NOT_FOUND' });
       assert.deepEqual(await files.searchPaths(ACCOUNT, ws, { globPattern: 'facade/*' }), [{ path: 'facade/b.txt', type: 'file' }]);
       await assert.rejects(files.write(ACCOUNT, ws, '../x', 'y'), { name: 'DomainError', code: 'VALIDATION_FAILED' });
       await assert.rejects(files.searchPaths(ACCOUNT, ws, { globPattern: '**', maxDepth: 65 }), { code: 'VALIDATION_FAILED' });

@@ -8,7 +8,7 @@ import { DomainError } from '../errors';
  * 409, content over the limit 413, a document LibreOffice cannot read 400, no LibreOffice 501.
  * Anything else is a fault and stays as it is (500 without internals).
  */
-export function fileRefusal(error: unknown): unknown {
+function fileRefusal(error: unknown): unknown {
   if (error instanceof WorkspacePathError) return DomainError.invalid(error.message);
   if (error instanceof WorkspaceNotFoundError) return DomainError.notFound(`file or directory '${error.path}'`);
   if (error instanceof WorkspaceConflictError) return DomainError.conflict(error.message);

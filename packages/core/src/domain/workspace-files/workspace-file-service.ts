@@ -183,7 +183,7 @@ export class WorkspaceFileService {
     const workspace = await this.workspaces.require(accountId, workspaceId);
     const files = await this.workspaces.files(accountId, workspaceId);
     if (target !== '') {
-      const entry = await refusingFileErrors(() => requireEntry(files, target));
+      const entry = await requireEntry(files, target);
       if (entry.type !== 'directory') throw DomainError.conflict(`'${target}' is a file; download it with GET /workspace/{workspaceId}/file`);
     }
     const prefix = target === '' ? '' : `${target}/`;
@@ -334,7 +334,7 @@ function fileDownload(files: WorkspaceFileSystem, entry: WorkspaceEntry, mediaTy
 }
 
 /** Media type by extension (mime-db's table); unknown types are bytes. */
-export function mediaTypeOf(path: string): string {
+function mediaTypeOf(path: string): string {
   return mime.contentType(baseName(path)) || 'application/octet-stream';
 }
 
