@@ -300,7 +300,7 @@ describe('process runs', function () {
     it("a prompt task without a model anywhere else asks the workspace configuration's models.default", async () => {
       const workspace = await p.t.runloom.workspaces.create(ACCOUNT, { name: 'configured' }, 'test');
       await p.t.runloom.workspaceConfig.patch(ACCOUNT, workspace.id, { models: { default: { provider: 'openai', model: openai.model } } });
-      const created = await p.t.runloom.processes.create(ACCOUNT, workspace.id, 'configured', { spec: specOf([task('ask', 'prompt', { prompt: 'Hi?' })]) });
+      const created = await p.t.runloom.processes.create(ACCOUNT, workspace.id, 'configured', { spec: specOf([task('ask', 'prompt', { prompt: 'Hi?' })]) } as never);
       await p.t.runloom.processes.act(ACCOUNT, workspace.id, created.id, 'start');
       await openai.waitForRequests(1);
       assert.equal(openai.requests[0]!.body.model, openai.model);
