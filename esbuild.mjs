@@ -130,6 +130,14 @@ const bundles = [
     wasm: true,
   },
   {
+    // The chat panel's page: a browser script, loaded by the webview under its CSP.
+    entryPoints: { chat: 'packages/vscode/src/webview/chat.ts' },
+    outdir: 'packages/vscode/dist/webview',
+    platform: 'browser',
+    format: 'iife',
+    wasm: false,
+  },
+  {
     // The extension's integration suite, run inside a real VS Code (test/vscode-extension.test.ts);
     // not part of the .vsix.
     entryPoints: { index: 'packages/vscode/integration/index.ts' },
@@ -142,22 +150,25 @@ const bundles = [
 const watch = process.argv.includes('--watch');
 
 for (const { wasm, external = [], plugins = [], after, ...options } of bundles) {
+  const forNode = (options.platform ?? 'node') === 'node';
   const buildOptions = {
-    ...options,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: forNode ? 'node20' : 'es2022',
     format: 'cjs',
     keepNames: true,
     sourcemap: true,
+    ...(forNode && {
+      supported: { 'dynamic-import': false },
+      // ESM-only dependencies (fdir, under tinyglobby) read `import.meta.url`, which a CommonJS
+      // bundle lacks: give them this file's URL.
+      define: { 'import.meta.url': 'importMetaUrl' },
+      banner: { js: 'const importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    }),
+    logLevel: 'warning',
+    ...options,
     external: [...external, 'pg-native'],
     plugins: [...plugins, bundledApart],
-    supported: { 'dynamic-import': false },
-    // ESM-only dependencies (fdir, under tinyglobby) read `import.meta.url`, which a CommonJS
-    // bundle lacks: give them this file's URL.
-    define: { 'import.meta.url': 'importMetaUrl' },
-    banner: { js: 'const importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    logLevel: 'warning',
   };
   mkdirSync(options.outdir, { recursive: true });
   if (wasm) copyFileSync(sqlWasm, path.join(options.outdir, 'sql-wasm.wasm'));

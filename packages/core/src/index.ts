@@ -24,7 +24,7 @@ export { OAuthError, type OAuthErrorCode } from './domain/auth/oauth-error';
 export { parseBootstrapClients, type BootstrapClient } from './domain/auth/bootstrap-clients';
 export { PROVIDER_NAMES, isProviderName, type ProviderName } from './ports/provider-names';
 export type { ProviderCredentials, ApiKeyCredentials, AzureOpenAiCredentials, AwsBedrockCredentials } from './domain/providers/provider-credentials';
-export { ProviderService, ProviderUnavailableError, type ProviderConfigView, type ProviderConfigInput } from './domain/providers/provider-service';
+export { ProviderService, ProviderUnavailableError, type ProviderConfigView, type ProviderConfigInput, type ProviderCallSettings } from './domain/providers/provider-service';
 export { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 export { GoldLabelService } from './domain/gold-labels/gold-label-service';
 export type { GoldLabel, CreateGoldLabelInput, UpdateGoldLabelInput } from './domain/gold-labels/gold-label-schemas';
@@ -98,3 +98,5 @@ export {
   type WorkspaceMetadata,
   type WorkspaceMetadataContribution,
 } from './domain/workspaces/workspace-metadata';
+export type { Thread, ThreadMetadata, UIMessage, UIMessagePart, StreamThreadInput } from './domain/threads/thread-schemas';
+export type { UIMessageChunk, ReplyStatus } from './domain/threads/reply-builder';

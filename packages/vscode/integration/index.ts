@@ -1,5 +1,6 @@
 import Mocha from 'mocha';
 import { languageFeatureTests } from './language-features.spec';
+import { threadTests } from './threads.spec';
 
 /**
  * The integration suite, run inside a real VS Code's extension host: the entry `@vscode/test-electron`
@@ -10,6 +11,7 @@ export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false, reporter: 'spec' });
   mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
   languageFeatureTests();
+  threadTests();
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} integration test(s) failed`)) : resolve()));
   });

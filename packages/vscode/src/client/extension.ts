@@ -1,9 +1,14 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { CreateThread, DeleteThread, type FolderWorkspace, type InitializationOptions, ServerReady, WorkspaceEventNotification } from '../shared/protocol';
+import { type ChatPanel, ChatPanels } from './chat-panel';
+import { type ProviderCredentialsInput, sendStoredCredentials, setProviderCredentials } from './provider-keys';
+import { threadOf, ThreadsView } from './threads-view';
 
 /**
  * The extension host side stays thin (ARCHITECTURE.md, "VS Code"): it starts the Runloom language
- * server over IPC and hands it the editor's documents; everything Runloom knows runs there.
+ * server over IPC (the core runs there), shows what it answers in views and panels, and hands it the
+ * editor's documents and the provider keys from SecretStorage.
  */
 let client: LanguageClient | undefined;
 
@@ -13,7 +18,16 @@ export const RUNLOOM_DOCUMENTS: LanguageClientOptions['documentSelector'] = [
   { scheme: 'file', pattern: '**/.runloom/workspace-config.runloom.yaml' },
 ];
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What `activate` answers: for other extensions and for the integration suite. */
+export interface RunloomExtensionApi {
+  /** Resolves with the open folders' workspaces once the embedded core has started. */
+  ready: Promise<FolderWorkspace[]>;
+  openThread(workspaceId: string, threadId: string): Promise<ChatPanel>;
+  /** The Threads view's data (what the tree shows). */
+  threadsView: ThreadsView;
+}
+
+export function activate(context: vscode.ExtensionContext): RunloomExtensionApi {
   const output = vscode.window.createOutputChannel('Runloom');
   context.subscriptions.push(output);
   const module = context.asAbsolutePath('dist/server.js');
@@ -21,10 +35,76 @@ export function activate(context: vscode.ExtensionContext): void {
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6010'] } },
   };
-  client = new LanguageClient('runloom', 'Runloom', serverOptions, { documentSelector: RUNLOOM_DOCUMENTS, outputChannel: output });
-  context.subscriptions.push(client);
+  const initializationOptions: InitializationOptions = { storagePath: context.globalStorageUri.fsPath };
+  const languageClient = new LanguageClient('runloom', 'Runloom', serverOptions, { documentSelector: RUNLOOM_DOCUMENTS, outputChannel: output, initializationOptions });
+  client = languageClient;
+  context.subscriptions.push(languageClient);
+
+  const threads = new ThreadsView(languageClient);
+  const panels = new ChatPanels(context.extensionUri, languageClient);
+  context.subscriptions.push(panels, vscode.window.createTreeView('runloom.threads', { treeDataProvider: threads, showCollapseAll: false }));
+
+  let markReady: (workspaces: FolderWorkspace[]) => void = () => {};
+  const ready = new Promise<FolderWorkspace[]>((resolve) => (markReady = resolve));
+  const workspaces = (): Promise<FolderWorkspace[]> => ready;
+  const onlyWorkspace = async (): Promise<FolderWorkspace | undefined> => {
+    const open = await workspaces();
+    if (open.length <= 1) return open[0];
+    const picked = await vscode.window.showQuickPick(
+      open.map((workspace) => ({ label: workspace.name, description: workspace.folder, workspace })),
+      { placeHolder: 'Which folder?' },
+    );
+    return picked?.workspace;
+  };
+
+  const commands: [string, (...args: never[]) => unknown][] = [
+    ['runloom.refreshThreads', () => threads.refresh()],
+    [
+      'runloom.newThread',
+      async (title?: string) => {
+        const workspace = await onlyWorkspace();
+        if (!workspace) return undefined;
+        const name = title ?? (await vscode.window.showInputBox({ prompt: 'Title of the new thread', value: 'New thread' }));
+        if (!name) return undefined;
+        const created = await languageClient.sendRequest(CreateThread.type, { workspaceId: workspace.workspaceId, title: name });
+        threads.refresh();
+        await panels.open(created.workspaceId, created.threadId);
+        return created;
+      },
+    ],
+    ['runloom.openThread', (workspaceId: string, threadId: string) => panels.open(workspaceId, threadId)],
+    [
+      'runloom.deleteThread',
+      async (node: unknown) => {
+        const thread = threadOf(node);
+        if (!thread) return;
+        const confirmed = await vscode.window.showWarningMessage(`Delete the thread "${thread.title}"?`, { modal: true }, 'Delete');
+        if (confirmed !== 'Delete') return;
+        await languageClient.sendRequest(DeleteThread.type, { workspaceId: thread.workspaceId, threadId: thread.threadId });
+        threads.refresh();
+      },
+    ],
+    ['runloom.stopReply', async () => panels.active()?.stop()],
+    ['runloom.setProviderApiKey', (input?: ProviderCredentialsInput) => setProviderCredentials(context.secrets, languageClient, input)],
+  ];
+  for (const [id, handler] of commands) context.subscriptions.push(vscode.commands.registerCommand(id, handler as (...args: unknown[]) => unknown));
+
+  context.subscriptions.push(
+    languageClient.onNotification(ServerReady.type, ({ workspaces: opened, error }) => {
+      if (error) {
+        output.appendLine(`Runloom could not open the folders' workspaces: ${error}`);
+        void vscode.window.showErrorMessage(`Runloom could not start: ${error}`);
+      }
+      threads.setWorkspaces(opened);
+      void sendStoredCredentials(context.secrets, languageClient).then(() => markReady(opened));
+    }),
+    languageClient.onNotification(WorkspaceEventNotification.type, ({ event }) => {
+      if (event.type.startsWith('thread.')) threads.refresh();
+    }),
+  );
   // Not awaited: activation returns at once and the server comes up beside the editor.
-  client.start().catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
+  languageClient.start().catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
+  return { ready, openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId), threadsView: threads };
 }
 
 export async function deactivate(): Promise<void> {

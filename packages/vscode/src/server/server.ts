@@ -9,25 +9,55 @@ import {
   type Diagnostic,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { type InitializationOptions, ServerReady } from '../shared/protocol';
+import { type EmbeddedRunloom, startEmbeddedRunloom } from './embedded-runloom';
 import { completionsAt, diagnosticsOf, hoverAt, kindOf } from './language-features';
 import { runloomFileKinds } from './runloom-file-kinds';
+import { serveWorkspaceRequests } from './workspace-requests';
 
 /**
  * The Runloom language server: started by the extension over IPC (ARCHITECTURE.md, "VS Code"). It
- * validates Runloom's files as they are typed with the same schemas the HTTP API uses, and answers
- * completion and hover from those schemas.
+ * validates Runloom's files as they are typed with the same schemas the HTTP API uses, answers
+ * completion and hover from those schemas, and carries the core: one workspace per open folder,
+ * whose threads the extension's panels show through the requests of `shared/protocol.ts`.
  */
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
+let startCore: (starting: Promise<EmbeddedRunloom>) => void = () => {};
+/** The embedded core: settles once it has opened the folders' workspaces (requests wait for it). */
+const embedded = new Promise<EmbeddedRunloom>((resolve) => (startCore = resolve));
+const stopForwarding = serveWorkspaceRequests(connection, embedded);
+let coreStarted = false;
 
-connection.onInitialize(() => ({
-  capabilities: {
-    textDocumentSync: TextDocumentSyncKind.Incremental,
-    completionProvider: { triggerCharacters: [' ', ':', '-'] },
-    hoverProvider: true,
-  },
-  serverInfo: { name: 'Runloom' },
-}));
+connection.onInitialize(({ initializationOptions, workspaceFolders }) => {
+  const { storagePath } = initializationOptions as InitializationOptions;
+  const folders = (workspaceFolders ?? []).map((folder) => ({ path: decodeURIComponent(new URL(folder.uri).pathname), name: folder.name }));
+  // The core opens after the handshake, so the editor's first request is not held up by it.
+  connection.onInitialized(() => {
+    coreStarted = true;
+    startCore(startEmbeddedRunloom(storagePath, folders));
+    embedded.then(
+      ({ workspaces }) => void connection.sendNotification(ServerReady.type, { workspaces }),
+      (error: unknown) => void connection.sendNotification(ServerReady.type, { workspaces: [], error: error instanceof Error ? error.message : String(error) }),
+    );
+  });
+  return {
+    capabilities: {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      completionProvider: { triggerCharacters: [' ', ':', '-'] },
+      hoverProvider: true,
+    },
+    serverInfo: { name: 'Runloom' },
+  };
+});
+
+// Finish in-flight work and flush the store before the editor ends the process.
+connection.onShutdown(async () => {
+  stopForwarding();
+  if (!coreStarted) return;
+  const started = await embedded.catch(() => undefined);
+  await started?.runloom.close();
+});
 
 function fileKindOf(document: TextDocument): ReturnType<typeof kindOf> {
   return kindOf(runloomFileKinds, decodeURIComponent(new URL(document.uri).pathname));

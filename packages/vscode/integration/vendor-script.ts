@@ -1,0 +1,9 @@
+/**
+ * What the fake vendor the runner serves answers, in order; the suite (inside VS Code) and the
+ * runner (test/vscode-extension.test.ts) both read it from here.
+ */
+export const FIRST_REPLY_CHUNKS = ['Hello', ' from', ' the fake vendor'];
+export const FIRST_REPLY = FIRST_REPLY_CHUNKS.join('');
+/** Streamed up to its middle, then held until the run ends: the suite stops this reply. */
+export const PARTIAL_REPLY_CHUNKS = ['Partial', ' reply', ' that never', ' ends'];
+export const PARTIAL_REPLY = 'Partial reply';

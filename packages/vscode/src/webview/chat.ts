@@ -1,0 +1,158 @@
+import MarkdownIt from 'markdown-it';
+import type { FromChatView, ToChatView } from '../shared/chat-messages';
+import type { ChatMessage } from '../shared/protocol';
+
+/**
+ * The chat panel's page: the thread's messages rendered as markdown (raw HTML stays text), the
+ * reply streamed in token by token from the UI message stream chunks, a model field, send and stop.
+ */
+declare function acquireVsCodeApi(): { postMessage(message: FromChatView): void };
+
+const vscode = acquireVsCodeApi();
+const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const list = document.getElementById('messages')!;
+const form = document.getElementById('composer') as HTMLFormElement;
+const input = document.getElementById('input') as HTMLTextAreaElement;
+const model = document.getElementById('model') as HTMLInputElement;
+const send = document.getElementById('send') as HTMLButtonElement;
+const stop = document.getElementById('stop') as HTMLButtonElement;
+const notice = document.getElementById('notice')!;
+
+interface Shown {
+  message: ChatMessage;
+  element: HTMLElement;
+}
+const shown: Shown[] = [];
+let streaming = false;
+let replying: Shown | undefined;
+
+function render(entry: Shown): void {
+  const { message, element } = entry;
+  element.className = `message ${message.role}${message.status ? ` ${message.status}` : ''}`;
+  element.dataset.role = message.role;
+  if (message.status) element.dataset.status = message.status;
+  else delete element.dataset.status;
+  const body = element.querySelector('.body')!;
+  body.innerHTML = markdown.render(message.text || (message.status === 'streaming' ? '…' : ''));
+  const badge = element.querySelector('.badge')!;
+  badge.textContent = message.status && message.status !== 'streaming' ? message.status : '';
+}
+
+/** Shows a message last, or just before `before` (a user message whose reply already started). */
+function append(message: ChatMessage, before?: Shown): Shown {
+  const element = document.createElement('article');
+  element.innerHTML = '<header><span class="who"></span><span class="badge"></span></header><div class="body"></div>';
+  element.querySelector('.who')!.textContent = message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Runloom' : message.role;
+  const entry = { message, element };
+  if (before) {
+    list.insertBefore(element, before.element);
+    shown.splice(shown.indexOf(before), 0, entry);
+  } else {
+    list.appendChild(element);
+    shown.push(entry);
+  }
+  render(entry);
+  element.scrollIntoView({ block: 'end' });
+  return entry;
+}
+
+function setStreaming(value: boolean): void {
+  streaming = value;
+  send.disabled = value;
+  stop.hidden = !value;
+  input.disabled = value;
+  if (!value) input.focus();
+}
+
+/** Applies UI message stream chunks to the reply being shown. */
+function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
+  for (const chunk of chunks) {
+    switch (chunk.type) {
+      case 'start':
+        replying = append({ id: String(chunk.messageId ?? Date.now()), role: 'assistant', text: '', status: 'streaming' });
+        break;
+      case 'text-delta':
+        if (replying) replying.message.text += String(chunk.delta ?? '');
+        break;
+      case 'error':
+        if (replying) replying.message.status = 'error';
+        notice.textContent = String(chunk.errorText ?? 'the reply failed');
+        break;
+      case 'abort':
+        if (replying) replying.message.status = 'cancelled';
+        break;
+      case 'finish':
+        if (replying && replying.message.status === 'streaming') replying.message.status = undefined;
+        break;
+      default:
+        break;
+    }
+  }
+  if (replying) {
+    if (ended && replying.message.status === 'streaming') replying.message.status = undefined;
+    render(replying);
+    replying.element.scrollIntoView({ block: 'end' });
+  }
+  if (ended) {
+    replying = undefined;
+    setStreaming(false);
+  }
+}
+
+window.addEventListener('message', (event: MessageEvent<ToChatView>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'history':
+      document.title = message.title;
+      list.replaceChildren();
+      shown.length = 0;
+      for (const saved of message.messages) append(saved);
+      replying = [...shown].reverse().find((entry) => entry.message.status === 'streaming');
+      if (!model.value) model.value = message.model;
+      setStreaming(message.streaming);
+      break;
+    case 'sent':
+      setStreaming(true);
+      append(message.message, replying);
+      break;
+    case 'chunks':
+      applyChunks(message.chunks, message.ended);
+      break;
+    case 'failed':
+      notice.textContent = message.message;
+      setStreaming(false);
+      break;
+    case 'render-report':
+      vscode.postMessage({
+        type: 'rendered',
+        streaming,
+        messages: shown.map(({ element }) => ({
+          role: element.dataset.role ?? '',
+          text: (element.querySelector('.body') as HTMLElement).innerText.trim(),
+          status: element.dataset.status,
+        })),
+      });
+      break;
+  }
+});
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const text = input.value.trim();
+  if (!text || streaming) return;
+  notice.textContent = '';
+  input.value = '';
+  setStreaming(true);
+  vscode.postMessage({ type: 'send', text, model: model.value.trim() });
+});
+
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) {
+    event.preventDefault();
+    form.requestSubmit();
+  }
+});
+
+stop.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
+
+vscode.postMessage({ type: 'ready' });
