@@ -11,7 +11,7 @@ import { bootstrapFlag, fetchToken, median, startChildServer } from './child-ser
  * (a) deltas/s a client receives through `POST /workspace/{id}/threads/stream` (the AI SDK UI
  *     message stream) over deltas/s of the same client reading the fake's stream directly; both
  *     clients parse every SSE frame's JSON, so the ratio is what Runloom's hop costs;
- * (b) the median time to the first delta through Runloom minus the direct one;
+ * (b) the median time to the first delta through Runloom minus the direct one, on short replies;
  * (c) CONCURRENT streams at once: server CPU per delta and the server's peak RSS (reported, no goal).
  * `BENCH_THREAD_DELTAS` (default 2000), `BENCH_THREAD_CONCURRENT` (100), `BENCH_ROUNDS` (5);
  * `BENCH_PROFILE_DIR` profiles the server.
@@ -24,6 +24,14 @@ const CONCURRENT = Number(process.env.BENCH_THREAD_CONCURRENT ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const FIRST_DELTA_SAMPLES = 30;
+/**
+ * (b) times short replies: with DELTAS deltas in one burst, the AI SDK's stream pipeline parses the
+ * whole first socket read (hundreds of events) before its first part comes out, which would
+ * measure the burst, not the hop (a real vendor spaces its deltas).
+ */
+const SHORT_DELTAS = 5;
+const SHORT_PROMPT = 'Say five words.';
+const LONG_PROMPT = 'Say many words.';
 const MODEL = 'gpt-4o-mini';
 const API_KEY = 'sk-bench-threads-0123456789abcdef';
 const CLIENT = { account: 'acct-bench', id: 'bench-threads-client', secret: 'bench-threads-secret-0123456789' };
@@ -33,17 +41,23 @@ const FAKE_OPENAI = `
 const http = require('node:http');
 const chunk = (delta, finish) => 'data: ' + JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: '${MODEL}',
   choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] }) + '\\n\\n';
-const events = [chunk({ role: 'assistant', content: '' }, null)];
-for (let i = 0; i < ${DELTAS}; i++) events.push(chunk({ content: 'word' + i + ' ' }, null));
-events.push(chunk({}, 'stop'));
-events.push('data: ' + JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: '${MODEL}', choices: [],
-  usage: { prompt_tokens: 12, completion_tokens: ${DELTAS}, total_tokens: ${DELTAS + 12} } }) + '\\n\\n');
-events.push('data: [DONE]\\n\\n');
+const reply = (deltas) => {
+  const events = [chunk({ role: 'assistant', content: '' }, null)];
+  for (let i = 0; i < deltas; i++) events.push(chunk({ content: 'word' + i + ' ' }, null));
+  events.push(chunk({}, 'stop'));
+  events.push('data: ' + JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model: '${MODEL}', choices: [],
+    usage: { prompt_tokens: 12, completion_tokens: deltas, total_tokens: deltas + 12 } }) + '\\n\\n');
+  events.push('data: [DONE]\\n\\n');
+  return events;
+};
+const long = reply(${DELTAS});
+const short = reply(${SHORT_DELTAS});
 const server = http.createServer((req, res) => {
-  req.resume();
+  let body = '';
+  req.on('data', (bytes) => (body += bytes));
   req.on('end', async () => {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    for (const event of events) {
+    for (const event of body.includes('${SHORT_PROMPT}') ? short : long) {
       if (!res.write(event)) await new Promise((resolve) => res.once('drain', resolve));
     }
     res.end();
@@ -90,20 +104,20 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
         await call('POST', `/workspace/${workspaceId}/thread/${threadId}/save`, {});
         return threadId;
       };
-      const throughRunloom = async (): Promise<StreamTiming> => {
+      const throughRunloom = async (prompt = LONG_PROMPT): Promise<StreamTiming> => {
         const threadId = await newThread();
         return timeStream(`${runloom.url}/workspace/${workspaceId}/threads/stream`, { authorization: `Bearer ${token}` }, {
           threadId,
-          message: 'Say many words.',
+          message: prompt,
           model: { provider: 'openai', model: MODEL },
         }, isUiTextDelta);
       };
-      const direct = (): Promise<StreamTiming> =>
+      const direct = (prompt = LONG_PROMPT): Promise<StreamTiming> =>
         timeStream(`${fake.url}/v1/chat/completions`, { authorization: `Bearer ${API_KEY}` }, {
           model: MODEL,
           stream: true,
           stream_options: { include_usage: true },
-          messages: [{ role: 'user', content: 'Say many words.' }],
+          messages: [{ role: 'user', content: prompt }],
         }, isChatCompletionDelta);
 
       // Warm both paths (the server loads the AI SDK bundle on its first model call).
@@ -120,8 +134,8 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
       const firstRunloom: number[] = [];
       const firstDirect: number[] = [];
       for (let sample = 0; sample < FIRST_DELTA_SAMPLES; sample += 1) {
-        firstDirect.push((await direct()).firstDeltaMs);
-        firstRunloom.push((await throughRunloom()).firstDeltaMs);
+        firstDirect.push((await direct(SHORT_PROMPT)).firstDeltaMs);
+        firstRunloom.push((await throughRunloom(SHORT_PROMPT)).firstDeltaMs);
       }
 
       const threadIds = await Promise.all(Array.from({ length: CONCURRENT }, () => newThread()));
@@ -133,7 +147,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
         threadIds.map((threadId) =>
           timeStream(`${runloom.url}/workspace/${workspaceId}/threads/stream`, { authorization: `Bearer ${token}` }, {
             threadId,
-            message: 'Say many words.',
+            message: LONG_PROMPT,
             model: { provider: 'openai', model: MODEL },
           }, isUiTextDelta),
         ),
@@ -157,7 +171,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
           unit: '/s',
         }),
         benchResult({
-          name: 'thread streams (b): median time to the first delta that runloom adds over a direct call',
+          name: `thread streams (b): median time to the first delta that runloom adds over a direct call (${SHORT_DELTAS}-delta replies)`,
           value: median(firstRunloom) - median(firstDirect),
           baseline: null,
           goal: { of: 'value', atMost: 5 },
@@ -198,8 +212,11 @@ async function timeStream(url: string, headers: Record<string, string>, body: un
   let buffered = '';
   let deltas = 0;
   let firstDeltaMs = 0;
-  for await (const bytes of response.body!) {
-    buffered += decoder.decode(bytes as Uint8Array, { stream: true });
+  const reader = response.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffered += decoder.decode(value, { stream: true });
     let end: number;
     while ((end = buffered.indexOf('\n\n')) !== -1) {
       const frame = buffered.slice(0, end);
