@@ -35,6 +35,8 @@ interface ExecutionJob {
   execution_id: string;
 }
 
+/** How often a wait for an execution that is not running here reads its record again. */
+const RECHECK_MS = 2000;
 /** Attempts of an execution's job: resumptions after a crash or a stop, then it fails. */
 const MAX_ATTEMPTS = 3;
 /** Retries of a handler that threw (the store failed while writing a transition), as runs' jobs. */
@@ -234,8 +236,20 @@ export class CommandExecutionService implements Lifecycle {
       while (!signal?.aborted) {
         const next = pending.shift();
         if (!next) {
+          // Status changes arrive on this process's bus; an execution run by another instance is
+          // seen by reading its record now and then.
+          const recheck = this.clock.setTimeout(() => {
+            this.database.get(EXECUTIONS, executionId).then(
+              (current) => {
+                if (current && isFinished((current as ExecutionRecord).status)) status(toExecutionView(current as ExecutionRecord));
+                else wake?.();
+              },
+              () => wake?.(),
+            );
+          }, RECHECK_MS);
           await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
+          recheck.cancel();
           continue;
         }
         yield next;
