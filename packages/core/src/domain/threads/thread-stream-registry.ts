@@ -90,10 +90,6 @@ export class ThreadStream {
     };
   }
 
-  get length(): number {
-    return this.chunks.length;
-  }
-
   debugView(): StreamDebugView {
     return {
       stream_id: this.id,
