@@ -4,7 +4,7 @@ import { createAccountRecords, FIXTURE_THREAD } from './support/account-records'
 import { answerText } from './support/event-stream';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { sampleFromSchema } from './support/json-schema-sample';
-import { fillPath, isIdParam, jsonBodySchema, recordKindOf, routeCatalog, type CatalogRoute } from './support/route-catalog';
+import { fillPath, isIdParam, jsonBodySchema, recordKindOf, requiredQueryOf, routeCatalog, type CatalogRoute } from './support/route-catalog';
 import { SeededRandom } from './support/seeded-random';
 
 /**
@@ -113,21 +113,8 @@ describe('account isolation: another account’s id answers exactly as a missing
       init.headers = { 'content-type': 'application/json' };
       init.body = JSON.stringify(body);
     }
-    const response = await t.request(`${path}${query || requiredQuery(route)}`, init);
+    const response = await t.request(`${path}${query || requiredQueryOf(route)}`, init);
     return { status: response.status, text: await answerText(response) };
-  }
-
-  /**
-   * The route's required query parameters (`?path=` of the workspace file routes) with a fixed
-   * plain value, so a call gets past query validation to the id it names.
-   */
-  function requiredQuery(route: CatalogRoute): string {
-    const required = (route.operation?.parameters ?? []).filter((parameter) => parameter.in === 'query' && parameter.required);
-    const values = required.map((parameter) => {
-      const schema = parameter.schema;
-      return [parameter.name, String(Array.isArray(schema?.enum) ? schema.enum[0] : schema?.type === 'integer' ? 1 : `sample-${parameter.name}`)];
-    });
-    return values.length > 0 ? `?${new URLSearchParams(values)}` : '';
   }
 
   /** The id property names a sample fills with `owner`'s records (`gold_label_id` → its gold label). */

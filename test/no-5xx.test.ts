@@ -22,7 +22,7 @@ import {
   WRONG_TOP_LEVEL,
 } from './support/hostile-inputs';
 import { HOSTILE_VALUES, mutate, sampleFromSchema } from './support/json-schema-sample';
-import { documentsObjectError, fillPath, isIdParam, jsonBodySchema, recordKindOf, routeCatalog, type CatalogRoute } from './support/route-catalog';
+import { documentsObjectError, fillPath, isIdParam, jsonBodySchema, recordKindOf, requiredQueryOf, routeCatalog, type CatalogRoute } from './support/route-catalog';
 import { SeededRandom } from './support/seeded-random';
 import { waitUntil } from './support/wait';
 
@@ -671,14 +671,22 @@ describe('no input produces a 5xx (every route, hostile input)', function () {
           sent = true;
         },
       });
+      const query = requiredQueryOf(route) || '?name=cut.bin';
       const response = await t.runloom.handle(
-        new Request(`${TEST_ORIGIN}${t.runloom.config.basePath}${fillPath(route.definition.path, path)}?name=cut.bin`, {
+        new Request(`${TEST_ORIGIN}${t.runloom.config.basePath}${fillPath(route.definition.path, path)}${query}`, {
           method: route.definition.method,
           headers: { authorization: `Bearer ${await t.token(ACCOUNT)}`, 'content-type': contentType },
           body,
           duplex: 'half',
         } as RequestInit),
       );
+      // A streamed body is the handler's to read, after its own checks: a public route's credential
+      // (a signed upload URL, 403) or the record its path names (random ids here, 404) come first.
+      const refusedBeforeReading = 'stream' in spec && ((route.definition.public && response.status === 403) || (route.pathParams.length > 0 && response.status === 404));
+      if (refusedBeforeReading) {
+        await response.body?.cancel();
+        continue;
+      }
       answers.push(`${route.key} ${response.status} ${await response.text()}`);
     }
     assert.ok(answers.length > 0);

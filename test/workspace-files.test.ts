@@ -138,6 +138,21 @@ describe('workspace files over HTTP', function () {
       assert.equal(asked.status, 413);
     });
 
+    it('answers 400 to a body cut off before its end, and keeps nothing of it', async () => {
+      let sent = false;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent) controller.error(new Error('connection reset'));
+          else controller.enqueue(new TextEncoder().encode('the first part'));
+          sent = true;
+        },
+      });
+      const answer = await call(`/files?path=${q('cut.txt')}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body, duplex: 'half' } as RequestInit);
+      assert.equal(answer.status, 400);
+      assert.match((await answer.json()).error, /cut off: connection reset/);
+      assert.equal((await call(`/file?path=${q('cut.txt')}`)).status, 404);
+    });
+
     it('creates an empty file at once for size 0', async () => {
       const answer = await call(`/files?path=${q('empty/new.txt')}`, json('POST', { size: 0, content_type: 'text/plain' }));
       assert.equal(answer.status, 201);

@@ -90,6 +90,20 @@ export function fillPath(template: string, values: Record<string, string>): stri
   });
 }
 
+/**
+ * The route's required query parameters (`?path=` of the workspace file routes) with fixed plain
+ * values (`sample-<name>`, an enum's first value, 1 for integers) as a query string, '' when it has
+ * none: what a generated request adds to get past query validation to what it tests.
+ */
+export function requiredQueryOf(route: CatalogRoute): string {
+  const required = (route.operation?.parameters ?? []).filter((parameter) => parameter.in === 'query' && parameter.required);
+  const values = required.map((parameter) => {
+    const schema = parameter.schema;
+    return [parameter.name, String(Array.isArray(schema?.enum) ? schema.enum[0] : schema?.type === 'integer' ? 1 : `sample-${parameter.name}`)];
+  });
+  return values.length > 0 ? `?${new URLSearchParams(values)}` : '';
+}
+
 /** The JSON schema of the route's request body, when it takes JSON. */
 export function jsonBodySchema(route: CatalogRoute): JsonSchema | undefined {
   return route.operation?.requestBody?.content['application/json']?.schema;

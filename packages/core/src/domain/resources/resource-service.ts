@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { DomainError } from '../errors';
+import { tagSourceFailures, UploadInterruptedError } from '../input/upload-source';
 import { BlobStore, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type WriteOp, WriteConflictError } from '../../ports/database';
@@ -19,9 +20,6 @@ const MAX_WRITE_ATTEMPTS = 32;
 
 /** Content received into the blob store and not yet a resource: `create` it or `discard` it. */
 export type ReceivedContent = StoredBlob;
-
-/** The source of an upload failed (the client went away, the body was cut short). */
-class UploadInterruptedError extends Error {}
 
 /**
  * Stored resources (docs/api.md#resources): bytes in the `BlobStore`, records in the database.
@@ -211,28 +209,4 @@ export class ResourceService {
 function laterThan(now: Date, previous: string): string {
   const previousMs = Date.parse(previous);
   return new Date(Math.max(now.getTime(), previousMs + 1)).toISOString();
-}
-
-/** Marks failures of the upload's source, so they answer 400 rather than look like storage faults. */
-function tagSourceFailures(content: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const reader = content.getReader();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        let next: ReadableStreamReadResult<Uint8Array>;
-        try {
-          next = await reader.read();
-        } catch (error) {
-          controller.error(new UploadInterruptedError((error as Error).message));
-          return;
-        }
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }

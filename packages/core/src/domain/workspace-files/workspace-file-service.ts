@@ -6,6 +6,7 @@ import { type ArchiveEntry, ArchiveWriter } from '../../ports/archive-writer';
 import { DocumentConverter } from '../../ports/document-converter';
 import type { FileByteRange, WorkspaceEntry, WorkspaceFileSystem } from '../../ports/workspace-file-system';
 import { DomainError, validationError } from '../errors';
+import { tagSourceFailures, UploadInterruptedError } from '../input/upload-source';
 import { pathProblem } from '../paths/safe-path';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { WorkspaceService } from '../workspaces/workspace-service';
@@ -111,13 +112,15 @@ export class WorkspaceFileService {
     if (declaredSize != null && declaredSize > limit) throw DomainError.tooLarge(`the content is over the upload limit of ${limit} bytes`);
     if (exactSize !== undefined && declaredSize != null && declaredSize !== exactSize) throw wrongSize(exactSize, `${declaredSize}`);
     const files = await this.writableFiles(accountId, workspaceId);
-    const sized = exactSize === undefined ? { content, problem: () => undefined } : exactly(content, exactSize);
+    const source = content instanceof ReadableStream ? tagSourceFailures(content) : content;
+    const sized = exactSize === undefined ? { content: source, problem: () => undefined } : exactly(source, exactSize);
     const { entry, created } = await refusingFileErrors(async () => {
       const before = await files.stat(target);
       if (before?.type === 'directory') throw DomainError.conflict(`'${target}' is a directory; write a file at another path`);
       try {
         return { entry: await files.writeFile(target, sized.content, { maxBytes: exactSize ?? limit }), created: before === undefined };
       } catch (error) {
+        if (error instanceof UploadInterruptedError) throw DomainError.invalid(`the upload was cut off: ${error.message}; nothing was stored`);
         throw sized.problem() ?? error;
       }
     });

@@ -42,7 +42,7 @@ const download = {
 
 const UPLOAD_DESCRIPTION =
   'JSON `{size, content_type}` asks for a signed upload URL (201 `{data: {path, upload_url, expires_at}}`; `size: 0` creates an empty file ' +
-  'at once). Any other media type is the file’s bytes, stored at once (direct upload).';
+  'at once). Any other media type is the file’s bytes, stored directly: a direct upload.';
 
 export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: WorkspaceFileUploads, jsonBodyLimitBytes: number): RouteDefinition[] {
   return [
