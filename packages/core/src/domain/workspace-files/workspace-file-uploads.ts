@@ -94,8 +94,8 @@ export class WorkspaceFileUploads {
     if (this.clock.now() >= expiresAt) {
       throw DomainError.forbidden(`the upload URL expired at ${expiresAt.toISOString()}; ask for a new one with POST /workspace/{workspaceId}/files`);
     }
-    if (fields.content_type && headers.contentType && mediaTypeEssence(headers.contentType) !== mediaTypeEssence(fields.content_type)) {
-      throw DomainError.invalid(`the upload URL is for content of type ${fields.content_type}; send that Content-Type (or none)`, [
+    if (fields.content_type && claimsType(headers.contentType) && mediaTypeEssence(headers.contentType!) !== mediaTypeEssence(fields.content_type)) {
+      throw DomainError.invalid(`the upload URL is for content of type ${fields.content_type}; send that Content-Type (or none, or application/octet-stream)`, [
         { path: 'content-type', message: `must be ${fields.content_type}` },
       ]);
     }
@@ -124,6 +124,11 @@ export class WorkspaceFileUploads {
     // same batch at once must not fail this upload.
     if (expired.length > 0) await this.database.write(expired.map((doc) => ({ op: 'delete' as const, collection: NONCES, id: doc.id }))).catch(() => undefined);
   }
+}
+
+/** Whether a PUT's Content-Type says anything: none, or the generic `application/octet-stream`, does not. */
+function claimsType(contentType: string | null): boolean {
+  return contentType !== null && mediaTypeEssence(contentType) !== 'application/octet-stream';
 }
 
 /** What the signature covers: every field of the URL and the workspace of its path. */
