@@ -16,8 +16,9 @@ import { median } from './child-server';
  *     one at a time of (wall time ÷ 30), beside the same 30 tasks as bare keyed jobs on the same
  *     `JobQueue` (enqueued, run, ended: two durable writes each; three batches of ten at once, like
  *     the phases): the least a durable task can cost on this store.
- * (b) PARKED runs waiting on an approval, then PARKED on a 1-hour `wait`: the growth of RSS per
- *     parked run (after a GC when `--expose-gc`) and the process's CPU while idle for IDLE_MS,
+ * (b) PARKED runs waiting on an approval, then PARKED on a 1-hour `wait`: the JS heap kept per
+ *     parked run after a GC (run with `--expose-gc`), the growth of RSS (which also counts memory
+ *     touched while creating them and not yet returned) and the process's CPU while idle for IDLE_MS,
  *     beside the same instance idle with no run; on the embedded store (whose data is in this
  *     process's memory) and on PostgreSQL (RUNLOOM_TEST_DATABASE_URL; the engine's memory alone).
  * `BENCH_PROCESS_RUNS` (default 50), `BENCH_PROCESS_SEQUENTIAL` (default 30), `BENCH_PARKED_RUNS`
@@ -87,9 +88,11 @@ async function bareTasks(runloom: Runloom, round: number): Promise<number> {
 const BARE_JOB = 'bench.bare-task';
 const pendingBare = new Map<string, () => void>();
 
-function rssMb(): number {
+/** RSS, and the JS heap still in use after a GC (what the process keeps, not what it has touched), in KB. */
+function memoryKb(): { rss: number; heap: number } {
   (globalThis as { gc?: () => void }).gc?.();
-  return process.memoryUsage().rss / 1024 / 1024;
+  const usage = process.memoryUsage();
+  return { rss: usage.rss / 1024, heap: (usage.heapUsed + usage.external) / 1024 };
 }
 
 /** CPU time (user + system) of this process over `ms` of wall time, in % of one core. */
@@ -180,13 +183,15 @@ async function parkedRuns(store: string, dataDir: string, databaseUrl?: string):
       ['an approval', { type: 'approval', input: { message: 'ok?' } }, 'waiting_approval'],
       ['a 1-hour wait', { type: 'wait', input: { seconds: 3600 } }, 'running'],
     ] as const) {
-      const before = rssMb();
+      const before = memoryKb();
       await runTo(runloom, workspace.id, PARKED, parkedSpec(task), status);
-      const perRunKb = ((rssMb() - before) * 1024) / PARKED;
       const cpu = await settledCpu();
+      const after = memoryKb();
       const name = `${PARKED} process runs parked on ${what}, ${store}`;
+      const withStore = databaseUrl ? '' : ' (the in-memory store included)';
       results.push(
-        benchResult({ name: `${name}: RSS per run${databaseUrl ? '' : ' (the in-memory store included)'}`, value: perRunKb, baseline: null, goal: { of: 'value', atMost: 2 }, unit: 'KB' }),
+        benchResult({ name: `${name}: heap kept per run${withStore}`, value: (after.heap - before.heap) / PARKED, baseline: null, goal: { of: 'value', atMost: 2 }, unit: 'KB' }),
+        benchResult({ name: `${name}: RSS growth per run${withStore}`, value: (after.rss - before.rss) / PARKED, baseline: null, goal: null, unit: 'KB' }),
         benchResult({ name: `${name}: CPU while idle, vs no runs`, value: cpu, baseline: idleCpu, goal: null, unit: '%' }),
       );
     }

@@ -128,13 +128,13 @@ export class ProcessEngine implements Lifecycle {
    */
   mutate(accountId: string, runId: string, change: (draft: RunDraft) => void, commit?: (ops: readonly WriteOp[]) => Promise<void>): Promise<ProcessRunRecord> {
     return new Promise((resolve, reject) => {
-      const change_: PendingChange = { change, commit, resolve, reject };
+      const item: PendingChange = { change, commit, resolve, reject };
       const waiting = this.pending.get(runId);
       if (waiting) {
-        waiting.push(change_);
+        waiting.push(item);
         return;
       }
-      this.pending.set(runId, [change_]);
+      this.pending.set(runId, [item]);
       void this.drain(accountId, runId);
     });
   }
