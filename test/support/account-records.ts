@@ -1,14 +1,18 @@
+import { SAMPLE_FILE_PATH } from './route-catalog';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import type { FakeVendorServer } from '../../packages/core/src/testing/fake-vendors';
 import type { TestRunloom } from './harness';
+import { waitUntil } from './wait';
 
 /** The thread each account's workspace holds (see `createAccountRecords`). */
 export const FIXTURE_THREAD = 'x-sample';
+/** The smallest document PDF readers open, for the file routes' sample path. */
+const MINIMAL_PDF = '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n';
 
 /** Ids of one record of each kind an account can own, keyed by the kind route parameters name. */
 export type AccountRecords = Record<
-  'runnable' | 'run' | 'resource' | 'gold_label' | 'workspace' | 'template' | 'process_run',
+  'runnable' | 'run' | 'resource' | 'gold_label' | 'workspace' | 'template' | 'process_run' | 'command_execution',
   string
 >;
 
@@ -35,7 +39,8 @@ async function created(response: Promise<Response>, status = 201): Promise<Recor
  * One record of every kind in `account`, made through HTTP the way a client makes them: the
  * provider configuration, a prompt runnable on the fake vendor, a text resource, a finished run
  * of the runnable on the resource, a gold label of the run's output, a workspace template with one
- * file and a workspace made from it, a process run in it waiting on an approval, and a thread.
+ * file and a workspace made from it, a process run in it waiting on an approval, a thread, a prompt
+ * command with a finished execution, and a file.
  */
 export async function createAccountRecords(t: TestRunloom, options: AccountRecordOptions): Promise<AccountRecords> {
   const { account, vendor } = options;
@@ -93,6 +98,19 @@ export async function createAccountRecords(t: TestRunloom, options: AccountRecor
   // Named as samples of a thread id come out (json-schema-sample.ts): a thread id is a name the
   // client gives within its workspace, not a record id, so routes filled with a sample reach it.
   await created(t.request(`/workspace/${workspace.data.id}/thread/${FIXTURE_THREAD}/save`, json('POST', { title: `notes of ${account}` }, account)));
+  // A command named as samples of a trigger come out, and the file a required `path` names, for the same reason.
+  const command = { trigger: FIXTURE_THREAD, type: 'prompt', template: 'Say hello', model: { provider: vendor.provider, model: vendor.model } };
+  await created(t.request(`/workspace/${workspace.data.id}/commands`, json('POST', command, account)));
+  const execution = await created(t.request(`/workspace/${workspace.data.id}/command/${FIXTURE_THREAD}/execute`, json('POST', { args: [] }, account)), 200);
+  const executionPath = `/workspace/${workspace.data.id}/command/${FIXTURE_THREAD}/executions/${execution.data.runId}`;
+  // Finished before anyone reads it, so reads of it do not change under a test.
+  await waitUntil(
+    async () => ['succeeded', 'failed', 'cancelled'].includes(((await (await t.request(executionPath, { account })).json()) as { data: { status: string } }).data.status),
+    `the fixture command execution of ${account} to finish`,
+  );
+  await created(
+    t.request(`/workspace/${workspace.data.id}/files?path=${SAMPLE_FILE_PATH}`, { method: 'POST', headers: { 'content-type': 'application/pdf' }, body: MINIMAL_PDF, account }),
+  );
   return {
     runnable: runnable.id,
     run: run.id,
@@ -101,5 +119,6 @@ export async function createAccountRecords(t: TestRunloom, options: AccountRecor
     workspace: workspace.data.id,
     template: template.data.id,
     process_run: processRun.data.id,
+    command_execution: execution.data.runId,
   };
 }

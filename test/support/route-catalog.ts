@@ -70,6 +70,8 @@ export function isIdParam(name: string): boolean {
 export function recordKindOf(path: string, param: string): string {
   // `{runId}` of a process run route names a process run, not a v1 run.
   if (param === 'runId' && path.includes('/processes/runs/')) return 'process_run';
+  // …and of a command's execution route, a command execution.
+  if (param === 'runId' && path.includes('/executions/')) return 'command_execution';
   if (param !== 'id') {
     return param
       .replace(/_id$|Id$/, '')
@@ -91,6 +93,12 @@ export function fillPath(template: string, values: Record<string, string>): stri
 }
 
 /**
+ * A required `path` query names this file, which every account's fixture workspace holds
+ * (account-records.ts): a PDF, so the file, PDF and download routes all read it.
+ */
+export const SAMPLE_FILE_PATH = 'sample.pdf';
+
+/**
  * The route's required query parameters (`?path=` of the workspace file routes) with fixed plain
  * values (`sample-<name>`, an enum's first value, 1 for integers) as a query string, '' when it has
  * none: what a generated request adds to get past query validation to what it tests.
@@ -99,6 +107,7 @@ export function requiredQueryOf(route: CatalogRoute): string {
   const required = (route.operation?.parameters ?? []).filter((parameter) => parameter.in === 'query' && parameter.required);
   const values = required.map((parameter) => {
     const schema = parameter.schema;
+    if (parameter.name === 'path') return [parameter.name, SAMPLE_FILE_PATH];
     return [parameter.name, String(Array.isArray(schema?.enum) ? schema.enum[0] : schema?.type === 'integer' ? 1 : `sample-${parameter.name}`)];
   });
   return values.length > 0 ? `?${new URLSearchParams(values)}` : '';
