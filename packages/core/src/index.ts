@@ -75,11 +75,12 @@ export type { RepositoryConnection, RepositoryState, RepositoryStatus } from './
 export { REPOSITORY_PROVIDERS, type RepositoryProvider } from './domain/repositories/repository-hosts';
 export { CommandService } from './domain/commands/command-service';
 export { CommandExecutionService, type ExecutionEvent } from './domain/commands/command-execution-service';
-export type { Command, CommandExecution, CreateCommandInput, PatchCommandInput, ExecuteCommandInput } from './domain/commands/command-schemas';
+export { commandDefinitionSchema, type Command, type CommandExecution, type CreateCommandInput, type PatchCommandInput, type ExecuteCommandInput } from './domain/commands/command-schemas';
+export { COMMANDS_DIR } from './domain/commands/command-files';
 export { ProcessRunService } from './domain/processes/process-run-service';
 export type { ProcessRunView, ProcessPhaseView, ProcessTaskView, ProcessLogEntry } from './domain/processes/process-run-record';
 export type { CreateProcessRunInput, ApproveInput } from './domain/processes/process-schemas';
-export type { ProcessSpec, PhaseSpec, TaskSpec, TaskType, RetryPolicy } from './domain/processes/process-spec';
+export { processSpecSchema, parseProcessSpec, type ProcessSpec, type PhaseSpec, type TaskSpec, type TaskType, type RetryPolicy } from './domain/processes/process-spec';
 export { RUN_ACTIONS as PROCESS_RUN_ACTIONS, type RunStatus as ProcessRunStatus, type TaskStatus as ProcessTaskStatus, type PhaseStatus as ProcessPhaseStatus } from './domain/processes/process-transitions';
 export { WorkspaceFileService, type FileChange, type FileDownload, type WriteOptions } from './domain/workspace-files/workspace-file-service';
 export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, type WorkspaceEventSubscription } from './domain/workspace-events/workspace-events';

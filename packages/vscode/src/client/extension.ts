@@ -16,6 +16,8 @@ let client: LanguageClient | undefined;
 export const RUNLOOM_DOCUMENTS: LanguageClientOptions['documentSelector'] = [
   { scheme: 'file', pattern: '**/*.runnable.{yaml,yml}' },
   { scheme: 'file', pattern: '**/.runloom/workspace-config.runloom.yaml' },
+  { scheme: 'file', pattern: '**/*.process.{yaml,yml}' },
+  { scheme: 'file', pattern: '**/.runloom/commands/*.yaml' },
 ];
 
 /** What `activate` answers: for other extensions and for the integration suite. */

@@ -6,6 +6,8 @@ import { yamlContextAt } from './yaml-context';
 
 const runnable = kindOf(runloomFileKinds, '/work/folder/summarise.runnable.yaml')!;
 const workspaceConfig = kindOf(runloomFileKinds, '/work/folder/.runloom/workspace-config.runloom.yaml')!;
+const processSpec = kindOf(runloomFileKinds, '/work/folder/release.process.yaml')!;
+const command = kindOf(runloomFileKinds, '/work/folder/.runloom/commands/summarize.yaml')!;
 
 /** The 0-based position just after the last character of `marker` in `text`. */
 function after(text: string, marker: string): { line: number; character: number } {
@@ -18,7 +20,10 @@ describe('editor language features for Runloom files', () => {
   it('knows which files are Runloom files', () => {
     assert.equal(runnable.label, 'runnable configuration');
     assert.equal(workspaceConfig.label, 'workspace configuration');
+    assert.equal(processSpec.label, 'process specification');
+    assert.equal(command.label, 'command');
     assert.equal(kindOf(runloomFileKinds, '/work/folder/docker-compose.yaml'), undefined);
+    assert.equal(kindOf(runloomFileKinds, '/work/folder/commands/summarize.yaml'), undefined);
   });
 
   it('reports a runnable configuration problem with the message and path the HTTP API gives, at its line', () => {
@@ -82,5 +87,31 @@ describe('editor language features for Runloom files', () => {
     const text = 'inputs:\n  - name: a\n    metadata:\n      sch';
     assert.deepEqual(yamlContextAt(text, 3, 9), { path: ['inputs', 0, 'metadata'], kind: 'key', prefix: 'sch' });
     assert.deepEqual(yamlContextAt('a: 1 # comment', 0, 14), undefined);
+  });
+
+  it('reports a process specification problem as creating a run would, located at its task', () => {
+    const text = 'name: release\nphases:\n  - id: gate\n    name: Gate\n    tasks:\n      - id: ship\n        name: Ship\n        type: deploy\n';
+    const diagnostics = diagnosticsOf(processSpec, text);
+    assert.equal(diagnostics.length, 1);
+    assert.match(diagnostics[0]!.message, /^phases\.0\.tasks\.0\.type: must be one of prompt, command, runnable, approval, wait/);
+    assert.equal(diagnostics[0]!.range.start.line, 7);
+    const cycle = 'name: r\nphases:\n  - id: p\n    name: P\n    tasks:\n      - {id: a, name: A, type: wait, needs: [b], input: {seconds: 1}}\n      - {id: b, name: B, type: wait, needs: [a], input: {seconds: 1}}\n';
+    assert.match(diagnosticsOf(processSpec, cycle).map((diagnostic) => diagnostic.message).join('\n'), /cycle/);
+    const fixed = text.replace('type: deploy', 'type: approval\n        input: {message: Ship it?}');
+    assert.deepEqual(diagnosticsOf(processSpec, fixed), []);
+    assert.deepEqual(
+      completionsAt(processSpec, text, 7, 20).map((completion) => completion.label),
+      [],
+      'no value starts with the typed "deploy"',
+    );
+    assert.ok(completionsAt(processSpec, 'phases:\n  - tasks:\n      - type: ', 2, 14).some((completion) => completion.label === 'approval'));
+  });
+
+  it('checks a command file as creating the command would', () => {
+    assert.deepEqual(diagnosticsOf(command, 'type: prompt\ntemplate: Summarize {{text}}\nargs:\n  - name: text\n    required: true\n'), []);
+    const missing = diagnosticsOf(command, 'type: prompt\ntemplate: Summarize {{text}}\n');
+    assert.equal(missing.length, 1);
+    assert.match(missing[0]!.message, /^template: the template names undeclared args: text/);
+    assert.equal(missing[0]!.range.start.line, 1);
   });
 });
