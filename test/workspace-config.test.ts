@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { PublishedWorkspaceEvent } from '../packages/core/src/index';
 import { startTestRunloom, type TestRunloom } from './support/harness';
+import { jsonCalls } from './support/json-calls';
 
 const CONFIG_PATH = '.runloom/workspace-config.runloom.yaml';
 
@@ -21,20 +22,7 @@ describe('workspace config (docs/api.md#workspace-config)', function () {
     await app?.close();
   });
 
-  function send(path: string, method: string, body?: unknown, account?: string): Promise<Response> {
-    return app.request(path, {
-      method,
-      account,
-      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-    });
-  }
-
-  async function answer<T>(response: Promise<Response>, status: number): Promise<T> {
-    const got = await response;
-    const text = await got.text();
-    assert.equal(got.status, status, text);
-    return JSON.parse(text) as T;
-  }
+  const { send, answer } = jsonCalls(() => app);
 
   async function newWorkspace(): Promise<string> {
     return (await answer<{ data: { id: string } }>(send('/workspaces', 'POST', { name: 'configured' }), 201)).data.id;

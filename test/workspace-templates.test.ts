@@ -6,6 +6,7 @@ import { MAX_TEMPLATE_BYTES } from '../packages/core/src/domain/workspaces/works
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { GitHttpServer } from './support/git-http-server';
 import { startTestRunloom, type TestRunloom } from './support/harness';
+import { jsonCalls } from './support/json-calls';
 
 interface ErrorBody {
   error: string;
@@ -48,20 +49,7 @@ function describeTemplates(store: 'embedded store' | 'PostgreSQL'): void {
       await schema?.drop();
     });
 
-    function send(route: string, method: string, body?: unknown, account?: string): Promise<Response> {
-      return app.request(route, {
-        method,
-        account,
-        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      });
-    }
-
-    async function answer<T>(response: Promise<Response>, status: number): Promise<T> {
-      const got = await response;
-      const text = await got.text();
-      assert.equal(got.status, status, text);
-      return JSON.parse(text) as T;
-    }
+    const { send, answer } = jsonCalls(() => app);
 
     async function createTemplate(body: Record<string, unknown>, account?: string): Promise<Template> {
       return (await answer<{ data: Template }>(send('/workspaces/templates', 'POST', body, account), 201)).data;

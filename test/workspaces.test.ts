@@ -6,6 +6,7 @@ import { WorkspaceMetadataContributor, type WorkspaceMetadataContribution } from
 import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { startTestRunloom, type TestRunloom } from './support/harness';
+import { jsonCalls } from './support/json-calls';
 
 interface Workspace {
   id: string;
@@ -59,20 +60,7 @@ function describeWorkspaces(store: 'embedded store' | 'PostgreSQL'): void {
       await schema?.drop();
     });
 
-    function send(path: string, method: string, body?: unknown, account?: string): Promise<Response> {
-      return app.request(path, {
-        method,
-        account,
-        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      });
-    }
-
-    async function answer<T>(response: Promise<Response>, status: number): Promise<T> {
-      const got = await response;
-      const text = await got.text();
-      assert.equal(got.status, status, text);
-      return JSON.parse(text) as T;
-    }
+    const { send, answer } = jsonCalls(() => app);
 
     async function createWorkspace(body: Record<string, unknown> = { name: 'notes' }, account?: string): Promise<Workspace> {
       const created = await answer<{ message: string; data: Workspace }>(send('/workspaces', 'POST', body, account), 201);
