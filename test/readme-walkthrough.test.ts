@@ -143,6 +143,9 @@ describe('the README walk-through, run as written', function () {
     assert.match(all, /^workspace: [0-9a-f-]{36}$/m, `no workspace${context}`);
     assert.match(all, /^\{"models":\{"default":\{"provider":"openai","model":"gpt-4o-mini"\}\}\}$/m, `no workspace config${context}`);
     assert.match(all, /^\{"metadata":\{"file_count":2,"total_bytes":\d+,/m, `no workspace metadata (the template's README and the config)${context}`);
+    // The thread's reply, assembled from the stream's text deltas, and the command's streamed output.
+    assert.equal(all.match(/^Hello from openai$/gm)?.length, 2, `no thread reply and command output${context}`);
+    assert.match(all, /^\{"command":"greet"\}$/m, `no command${context}`);
     assert.match(all, /^\{"lifecycle":"archived"\}$/m, `no lifecycle event${context}`);
 
     // The fake got the README's prompt with the file the README created.
