@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFakeVendor } from '../packages/core/src/testing/index';
 import { ensureCodeServerTools, runInCodeServer } from '../packages/vscode/test-support/code-server-runner';
-import { FIRST_REPLY_CHUNKS, PARTIAL_REPLY_CHUNKS } from '../packages/vscode/integration/vendor-script';
+import { COMMAND_REPLY_CHUNKS, FIRST_REPLY_CHUNKS, PARTIAL_REPLY_CHUNKS } from '../packages/vscode/integration/vendor-script';
 
 const extensionPath = path.resolve(__dirname, '../packages/vscode');
 const testsPath = path.join(extensionPath, 'dist-integration/index.js');
@@ -17,7 +17,7 @@ describe('VS Code extension, inside a real VS Code (code-server)', function () {
   // The first run on a machine installs code-server (a few minutes); later runs reuse it.
   this.timeout(20 * 60_000);
 
-  it('passes its integration suite: language features of Runloom files, threads streaming into the chat panel, stop', async () => {
+  it('passes its integration suite: language features, threads streaming into the chat panel and stop, a command run, a process run approved in the tree', async () => {
     assert.ok(fs.existsSync(testsPath), `${testsPath} is missing: run npm run build first`);
     const tools = ensureCodeServerTools();
     const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-vscode-fixture-'));
@@ -29,6 +29,7 @@ describe('VS Code extension, inside a real VS Code (code-server)', function () {
       { type: 'text', chunks: FIRST_REPLY_CHUNKS },
       // Half of it, then nothing until the run ends: the suite stops this reply.
       { type: 'text', chunks: PARTIAL_REPLY_CHUNKS, gate },
+      { type: 'text', chunks: COMMAND_REPLY_CHUNKS },
     );
     try {
       const run = await runInCodeServer(tools, {

@@ -1,6 +1,7 @@
 import Mocha from 'mocha';
 import { languageFeatureTests } from './language-features.spec';
 import { threadTests } from './threads.spec';
+import { workflowTests } from './workflows.spec';
 
 /**
  * The integration suite, run inside a real VS Code's extension host: the entry `@vscode/test-electron`
@@ -12,6 +13,7 @@ export function run(): Promise<void> {
   mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
   languageFeatureTests();
   threadTests();
+  workflowTests();
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} integration test(s) failed`)) : resolve()));
   });

@@ -7,3 +7,6 @@ export const FIRST_REPLY = FIRST_REPLY_CHUNKS.join('');
 /** Streamed up to its middle, then held until the run ends: the suite stops this reply. */
 export const PARTIAL_REPLY_CHUNKS = ['Partial', ' reply', ' that never', ' ends'];
 export const PARTIAL_REPLY = 'Partial reply';
+/** The answer to the fixture's `greet` command (a prompt command), third in line. */
+export const COMMAND_REPLY_CHUNKS = ['Hello', ', Ada'];
+export const COMMAND_REPLY = COMMAND_REPLY_CHUNKS.join('');

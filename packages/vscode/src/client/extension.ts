@@ -1,7 +1,19 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
-import { CreateThread, DeleteThread, type FolderWorkspace, type InitializationOptions, ServerReady, WorkspaceEventNotification } from '../shared/protocol';
+import {
+  CreateThread,
+  DeleteThread,
+  type FolderWorkspace,
+  type InitializationOptions,
+  type ProcessRunAction,
+  type ProcessTaskAction,
+  ServerReady,
+  StartProcessRun,
+  WorkspaceEventNotification,
+} from '../shared/protocol';
 import { type ChatPanel, ChatPanels } from './chat-panel';
+import { CommandsView } from './commands-view';
+import { ProcessRunsView } from './process-runs-view';
 import { type ProviderCredentialsInput, sendStoredCredentials, setProviderCredentials } from './provider-keys';
 import { threadOf, ThreadsView } from './threads-view';
 
@@ -25,8 +37,10 @@ export interface RunloomExtensionApi {
   /** Resolves with the open folders' workspaces once the embedded core has started. */
   ready: Promise<FolderWorkspace[]>;
   openThread(workspaceId: string, threadId: string): Promise<ChatPanel>;
-  /** The Threads view's data (what the tree shows). */
+  /** The views' data (what each tree shows). */
   threadsView: ThreadsView;
+  commandsView: CommandsView;
+  processRunsView: ProcessRunsView;
 }
 
 export function activate(context: vscode.ExtensionContext): RunloomExtensionApi {
@@ -44,7 +58,18 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
 
   const threads = new ThreadsView(languageClient);
   const panels = new ChatPanels(context.extensionUri, languageClient);
-  context.subscriptions.push(panels, vscode.window.createTreeView('runloom.threads', { treeDataProvider: threads, showCollapseAll: false }));
+  const commandsView = new CommandsView(languageClient);
+  const processRuns = new ProcessRunsView(languageClient);
+  context.subscriptions.push(
+    panels,
+    commandsView,
+    vscode.window.createTreeView('runloom.threads', { treeDataProvider: threads }),
+    vscode.window.createTreeView('runloom.commands', { treeDataProvider: commandsView }),
+    vscode.window.createTreeView('runloom.processRuns', { treeDataProvider: processRuns }),
+  );
+  // Command files edited in the editor (or by git) show in the Commands view at once.
+  const commandFiles = vscode.workspace.createFileSystemWatcher('**/.runloom/commands/*.yaml');
+  context.subscriptions.push(commandFiles, commandFiles.onDidChange(() => commandsView.refresh()), commandFiles.onDidCreate(() => commandsView.refresh()), commandFiles.onDidDelete(() => commandsView.refresh()));
 
   let markReady: (workspaces: FolderWorkspace[]) => void = () => {};
   const ready = new Promise<FolderWorkspace[]>((resolve) => (markReady = resolve));
@@ -87,6 +112,32 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
       },
     ],
     ['runloom.stopReply', async () => panels.active()?.stop()],
+    ['runloom.refreshCommands', () => commandsView.refresh()],
+    ['runloom.runCommand', (node: unknown, args?: string[]) => commandsView.run(node, args)],
+    ['runloom.cancelExecution', (runId?: string) => commandsView.cancel(runId)],
+    ['runloom.refreshProcessRuns', () => processRuns.refresh()],
+    [
+      'runloom.runProcessFile',
+      async (uri?: vscode.Uri) => {
+        const file = uri ?? vscode.window.activeTextEditor?.document.uri;
+        if (!file || !/\.process\.ya?ml$/i.test(file.path)) {
+          void vscode.window.showWarningMessage('Open a *.process.yaml file (a process specification) to run it.');
+          return undefined;
+        }
+        const folder = vscode.workspace.getWorkspaceFolder(file);
+        const workspace = (await workspaces()).find((candidate) => candidate.folder === folder?.uri.fsPath);
+        if (!workspace) return undefined;
+        const specYaml = new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
+        const processId = file.path.split('/').pop()!.replace(/\.process\.ya?ml$/i, '');
+        const run = await languageClient.sendRequest(StartProcessRun.type, { workspaceId: workspace.workspaceId, processId, specYaml });
+        processRuns.refresh();
+        await vscode.commands.executeCommand('runloom.processRuns.focus');
+        return run;
+      },
+    ],
+    ...(['start', 'pause', 'resume', 'cancel', 'approve', 'reject', 'retry', 'skip'] as const).map(
+      (action): [string, (node: unknown) => unknown] => [`runloom.process.${action}`, (node: unknown) => processRuns.act(node, action as ProcessRunAction | ProcessTaskAction)],
+    ),
     ['runloom.setProviderApiKey', (input?: ProviderCredentialsInput) => setProviderCredentials(context.secrets, languageClient, input)],
   ];
   for (const [id, handler] of commands) context.subscriptions.push(vscode.commands.registerCommand(id, handler as (...args: unknown[]) => unknown));
@@ -98,15 +149,19 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
         void vscode.window.showErrorMessage(`Runloom could not start: ${error}`);
       }
       threads.setWorkspaces(opened);
+      commandsView.setWorkspaces(opened);
+      processRuns.setWorkspaces(opened);
       void sendStoredCredentials(context.secrets, languageClient).then(() => markReady(opened));
     }),
     languageClient.onNotification(WorkspaceEventNotification.type, ({ event }) => {
       if (event.type.startsWith('thread.')) threads.refresh();
+      else if (event.type.startsWith('command.') && event.type !== 'command.execution.updated') commandsView.refresh();
+      else if (event.type === 'process.run.updated' || event.type === 'task.updated') processRuns.refresh();
     }),
   );
   // Not awaited: activation returns at once and the server comes up beside the editor.
   languageClient.start().catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
-  return { ready, openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId), threadsView: threads };
+  return { ready, openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId), threadsView: threads, commandsView, processRunsView: processRuns };
 }
 
 export async function deactivate(): Promise<void> {

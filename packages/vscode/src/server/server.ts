@@ -13,6 +13,7 @@ import { type InitializationOptions, ServerReady } from '../shared/protocol';
 import { type EmbeddedRunloom, startEmbeddedRunloom } from './embedded-runloom';
 import { completionsAt, diagnosticsOf, hoverAt, kindOf } from './language-features';
 import { runloomFileKinds } from './runloom-file-kinds';
+import { serveWorkflowRequests } from './workflow-requests';
 import { serveWorkspaceRequests } from './workspace-requests';
 
 /**
@@ -27,6 +28,7 @@ let startCore: (starting: Promise<EmbeddedRunloom>) => void = () => {};
 /** The embedded core: settles once it has opened the folders' workspaces (requests wait for it). */
 const embedded = new Promise<EmbeddedRunloom>((resolve) => (startCore = resolve));
 const stopForwarding = serveWorkspaceRequests(connection, embedded);
+serveWorkflowRequests(connection, embedded);
 let coreStarted = false;
 
 connection.onInitialize(({ initializationOptions, workspaceFolders }) => {

@@ -94,6 +94,75 @@ export namespace ServerReady {
   export const type = new NotificationType<{ workspaces: FolderWorkspace[]; error?: string }>('runloom/ready');
 }
 
+/** A workspace command as the Commands view lists it. */
+export interface CommandItem {
+  workspaceId: string;
+  trigger: string;
+  name: string;
+  description: string | null;
+  category: string;
+  type: string;
+  args: { name: string; description?: string | null; required: boolean }[];
+}
+
+export namespace ListCommands {
+  export const type = new RequestType<{ workspaceId: string }, CommandItem[], void>('runloom/listCommands');
+}
+
+/** Runs a command; its output and status follow as `CommandOutput` notifications. */
+export namespace ExecuteCommand {
+  export const type = new RequestType<{ workspaceId: string; trigger: string; args: string[] }, { runId: string }, void>('runloom/executeCommand');
+}
+
+export namespace CancelExecution {
+  export const type = new RequestType<{ workspaceId: string; trigger: string; runId: string }, { status: string }, void>('runloom/cancelExecution');
+}
+
+/** Output of an execution as it is written, then its end (`status` set once it has finished). */
+export namespace CommandOutput {
+  export const type = new NotificationType<{ workspaceId: string; trigger: string; runId: string; text?: string; status?: string; error?: string }>('runloom/commandOutput');
+}
+
+export interface ProcessTaskItem {
+  id: string;
+  name: string;
+  type: string;
+  status: string;
+  attempts: number;
+  error: string | null;
+}
+
+export interface ProcessRunItem {
+  workspaceId: string;
+  runId: string;
+  processId: string;
+  name: string;
+  status: string;
+  createdAt: string;
+  phases: { id: string; name: string; status: string; tasks: ProcessTaskItem[] }[];
+}
+
+export namespace ListProcessRuns {
+  export const type = new RequestType<{ workspaceId: string }, ProcessRunItem[], void>('runloom/listProcessRuns');
+}
+
+/** Creates a run of a process specification (the YAML text of a `*.process.yaml` file) and starts it. */
+export namespace StartProcessRun {
+  export const type = new RequestType<{ workspaceId: string; processId: string; specYaml: string }, ProcessRunItem, void>('runloom/startProcessRun');
+}
+
+export type ProcessRunAction = 'start' | 'pause' | 'resume' | 'cancel' | 'approve' | 'reject';
+export type ProcessTaskAction = 'retry' | 'skip';
+
+/** A run action, or with `phaseId` + `taskId` a task action (approve and reject decide that task's approval). */
+export namespace ActOnProcessRun {
+  export const type = new RequestType<
+    { workspaceId: string; runId: string; action: ProcessRunAction | ProcessTaskAction; phaseId?: string; taskId?: string },
+    { message: string; run: ProcessRunItem },
+    void
+  >('runloom/actOnProcessRun');
+}
+
 /** What the client tells the server when it starts it. */
 export interface InitializationOptions {
   /** Folder for the embedded store (the extension's global storage). */

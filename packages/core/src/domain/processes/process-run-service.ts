@@ -76,11 +76,11 @@ export class ProcessRunService {
     return toProcessRunView(run);
   }
 
-  /** The process's runs in the workspace, newest first. */
-  async list(accountId: string, workspaceId: string, processId: string, page: { limit: number; offset: number } = { limit: 50, offset: 0 }): Promise<ProcessRunView[]> {
+  /** The process's runs in the workspace (every process's when `processId` is undefined), newest first. */
+  async list(accountId: string, workspaceId: string, processId: string | undefined, page: { limit: number; offset: number } = { limit: 50, offset: 0 }): Promise<ProcessRunView[]> {
     await this.workspaces.require(accountId, workspaceId);
     const records = await this.engine.runs.find(accountId, {
-      where: { workspace_id: workspaceId, process_id: processId },
+      where: { workspace_id: workspaceId, ...(processId === undefined ? {} : { process_id: processId }) },
       orderBy: [
         { field: 'created_at', direction: 'desc' },
         { field: 'id', direction: 'desc' },
