@@ -138,9 +138,9 @@ const bundles = [
     wasm: false,
   },
   {
-    // The extension's integration suite, run inside a real VS Code (test/vscode-extension.test.ts);
-    // not part of the .vsix.
-    entryPoints: { index: 'packages/vscode/integration/index.ts' },
+    // The extension's integration suite, run inside a real VS Code (test/vscode-extension.test.ts),
+    // and its bench entry (bench/vscode.bench.ts); not part of the .vsix.
+    entryPoints: { index: 'packages/vscode/integration/index.ts', bench: 'packages/vscode/integration/bench.ts' },
     outdir: 'packages/vscode/dist-integration',
     external: ['vscode', 'mocha'],
     wasm: false,

@@ -90,6 +90,7 @@ export class ChatPanel {
   /** Resolves once the page has loaded and shown the thread. */
   readonly ready: Promise<void>;
   private renderWaiters: ((rendered: RenderedChat) => void)[] = [];
+  private firstTokenWaiters: (() => void)[] = [];
 
   constructor(
     extensionUri: vscode.Uri,
@@ -148,6 +149,9 @@ export class ChatPanel {
         case 'rendered':
           for (const resolve of this.renderWaiters.splice(0)) resolve(message);
           break;
+        case 'first-token':
+          for (const resolve of this.firstTokenWaiters.splice(0)) resolve();
+          break;
       }
     });
   }
@@ -171,6 +175,11 @@ export class ChatPanel {
   async stop(): Promise<boolean> {
     const { stopped } = await this.client.sendRequest(StopReply.type, { workspaceId: this.workspaceId, threadId: this.threadId });
     return stopped;
+  }
+
+  /** Resolves when the next reply's first token is rendered in the page. */
+  firstToken(): Promise<void> {
+    return new Promise((resolve) => this.firstTokenWaiters.push(resolve));
   }
 
   /** What the page shows now, as the page itself reports it. */

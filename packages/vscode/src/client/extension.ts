@@ -5,6 +5,7 @@ import {
   DeleteThread,
   type FolderWorkspace,
   type InitializationOptions,
+  ListProviders,
   type ProcessRunAction,
   type ProcessTaskAction,
   ServerReady,
@@ -37,6 +38,11 @@ export interface RunloomExtensionApi {
   /** Resolves with the open folders' workspaces once the embedded core has started. */
   ready: Promise<FolderWorkspace[]>;
   openThread(workspaceId: string, threadId: string): Promise<ChatPanel>;
+  /**
+   * How long activation took, and how long from its start until the language server answered its
+   * first request (`npm run bench -- vscode` reads both).
+   */
+  timings: { activationMs: number; firstAnswerMs: Promise<number> };
   /** The views' data (what each tree shows). */
   threadsView: ThreadsView;
   commandsView: CommandsView;
@@ -44,6 +50,7 @@ export interface RunloomExtensionApi {
 }
 
 export function activate(context: vscode.ExtensionContext): RunloomExtensionApi {
+  const activationStart = performance.now();
   const output = vscode.window.createOutputChannel('Runloom');
   context.subscriptions.push(output);
   const module = context.asAbsolutePath('dist/server.js');
@@ -160,8 +167,13 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     }),
   );
   // Not awaited: activation returns at once and the server comes up beside the editor.
-  languageClient.start().catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
-  return { ready, openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId), threadsView: threads, commandsView, processRunsView: processRuns };
+  const started = languageClient.start();
+  started.catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
+  const firstAnswerMs = started.then(() => languageClient.sendRequest(ListProviders.type)).then(() => performance.now() - activationStart);
+  firstAnswerMs.catch(() => undefined);
+  const timings = { activationMs: performance.now() - activationStart, firstAnswerMs };
+  return {
+    timings, ready, openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId), threadsView: threads, commandsView, processRunsView: processRuns };
 }
 
 export async function deactivate(): Promise<void> {

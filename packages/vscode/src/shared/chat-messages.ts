@@ -23,5 +23,7 @@ export type FromChatView =
   | { type: 'ready' }
   | { type: 'send'; text: string; model: string }
   | { type: 'stop' }
+  /** The reply's first token is on screen. */
+  | { type: 'first-token' }
   /** What the panel's DOM shows: each message's role, rendered text and status. */
   | { type: 'rendered'; streaming: boolean; messages: { role: string; text: string; status: string | undefined }[] };

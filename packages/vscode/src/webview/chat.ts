@@ -64,6 +64,9 @@ function setStreaming(value: boolean): void {
   if (!value) input.focus();
 }
 
+/** Set when a chunk batch brings the reply's first text, reported once it is rendered. */
+let firstTokenPending = false;
+
 /** Applies UI message stream chunks to the reply being shown. */
 function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
   for (const chunk of chunks) {
@@ -72,7 +75,10 @@ function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
         replying = append({ id: String(chunk.messageId ?? Date.now()), role: 'assistant', text: '', status: 'streaming' });
         break;
       case 'text-delta':
-        if (replying) replying.message.text += String(chunk.delta ?? '');
+        if (replying) {
+          if (replying.message.text === '') firstTokenPending = true;
+          replying.message.text += String(chunk.delta ?? '');
+        }
         break;
       case 'error':
         if (replying) replying.message.status = 'error';
@@ -92,6 +98,8 @@ function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
     if (ended && replying.message.status === 'streaming') replying.message.status = undefined;
     render(replying);
     replying.element.scrollIntoView({ block: 'end' });
+    if (firstTokenPending) vscode.postMessage({ type: 'first-token' });
+    firstTokenPending = false;
   }
   if (ended) {
     replying = undefined;
