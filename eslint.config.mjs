@@ -98,7 +98,7 @@ export default tseslint.config(
   {
     // The extension's protocol declares each request in a namespace of its name
     // (`ListThreads.type`), the language server protocol's own idiom that both sides import.
-    files: ['packages/vscode/src/shared/protocol.ts'],
+    files: ['packages/vscode/src/common/protocol.ts'],
     rules: { '@typescript-eslint/no-namespace': 'off' },
   },
 );

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { RunloomExtensionApi } from '../src/client/extension';
-import type { ThreadListItem } from '../src/shared/protocol';
+import type { ThreadListItem } from '../src/common/protocol';
 
 /**
  * `npm run bench -- vscode` runs this instead of the test suite, in the same real VS Code: it

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { RunloomExtensionApi } from '../src/client/extension';
 import type { RenderedChat } from '../src/client/chat-panel';
-import type { ThreadListItem } from '../src/shared/protocol';
+import type { ThreadListItem } from '../src/common/protocol';
 import { screenshot } from './screenshots';
 import { FIRST_REPLY, PARTIAL_REPLY } from './vendor-script';
 

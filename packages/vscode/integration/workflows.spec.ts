@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { RunloomExtensionApi } from '../src/client/extension';
-import type { ProcessRunItem } from '../src/shared/protocol';
+import type { ProcessRunItem } from '../src/common/protocol';
 import { screenshot } from './screenshots';
 import { COMMAND_REPLY } from './vendor-script';
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import type { FromChatView, ToChatView } from '../shared/chat-messages';
-import { GetThreadMessages, type ModelChoice, ReplyChunks, SendMessage, StopReply } from '../shared/protocol';
+import type { FromChatView, ToChatView } from '../common/chat-messages';
+import { GetThreadMessages, type ModelChoice, ReplyChunks, SendMessage, StopReply } from '../common/protocol';
 
 /** What a chat panel's DOM shows (its own report), for tests and diagnostics. */
 export type RenderedChat = Extract<FromChatView, { type: 'rendered' }>;

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { CancelExecution, type CommandItem, CommandOutput, ExecuteCommand, type FolderWorkspace, ListCommands } from '../shared/protocol';
+import { CancelExecution, type CommandItem, CommandOutput, ExecuteCommand, type FolderWorkspace, ListCommands } from '../common/protocol';
 
 type Node = { kind: 'category'; workspace: FolderWorkspace; category: string; commands: CommandItem[] } | { kind: 'command'; command: CommandItem };
 

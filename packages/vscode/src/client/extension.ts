@@ -11,7 +11,7 @@ import {
   ServerReady,
   StartProcessRun,
   WorkspaceEventNotification,
-} from '../shared/protocol';
+} from '../common/protocol';
 import { type ChatPanel, ChatPanels } from './chat-panel';
 import { CommandsView } from './commands-view';
 import { ProcessRunsView } from './process-runs-view';

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { ActOnProcessRun, type FolderWorkspace, ListProcessRuns, type ProcessRunAction, type ProcessRunItem, type ProcessTaskAction, type ProcessTaskItem } from '../shared/protocol';
+import { ActOnProcessRun, type FolderWorkspace, ListProcessRuns, type ProcessRunAction, type ProcessRunItem, type ProcessTaskAction, type ProcessTaskItem } from '../common/protocol';
 
 type Phase = ProcessRunItem['phases'][number];
 type Node = { kind: 'run'; run: ProcessRunItem } | { kind: 'phase'; run: ProcessRunItem; phase: Phase } | { kind: 'task'; run: ProcessRunItem; phase: Phase; task: ProcessTaskItem };

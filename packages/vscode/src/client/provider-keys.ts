@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { ListProviders, SetProviderCredentials } from '../shared/protocol';
+import { ListProviders, SetProviderCredentials } from '../common/protocol';
 
 /**
  * Provider API keys live in VS Code's SecretStorage, never in settings or files; the language

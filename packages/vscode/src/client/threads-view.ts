@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { type FolderWorkspace, ListThreads, type ThreadListItem } from '../shared/protocol';
+import { type FolderWorkspace, ListThreads, type ThreadListItem } from '../common/protocol';
 
 type Node = { kind: 'workspace'; workspace: FolderWorkspace } | { kind: 'thread'; thread: ThreadListItem };
 

@@ -18,7 +18,7 @@ import {
   type Runloom,
 } from '@runloom/core';
 import { NodeWorkspaceFileSystems, UuidV7Generator } from '@runloom/core/node';
-import type { FolderWorkspace } from '../shared/protocol';
+import type { FolderWorkspace } from '../common/protocol';
 
 /** The one account of the editor: everything in the embedded store belongs to the person at it. */
 export const EDITOR_ACCOUNT = 'local';

@@ -9,7 +9,7 @@ import {
   type Diagnostic,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { type InitializationOptions, ServerReady } from '../shared/protocol';
+import { type InitializationOptions, ServerReady } from '../common/protocol';
 import { type EmbeddedRunloom, startEmbeddedRunloom } from './embedded-runloom';
 import { completionsAt, diagnosticsOf, hoverAt, kindOf } from './language-features';
 import { runloomFileKinds } from './runloom-file-kinds';
@@ -20,7 +20,7 @@ import { serveWorkspaceRequests } from './workspace-requests';
  * The Runloom language server: started by the extension over IPC (ARCHITECTURE.md, "VS Code"). It
  * validates Runloom's files as they are typed with the same schemas the HTTP API uses, answers
  * completion and hover from those schemas, and carries the core: one workspace per open folder,
- * whose threads the extension's panels show through the requests of `shared/protocol.ts`.
+ * whose threads the extension's panels show through the requests of `common/protocol.ts`.
  */
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);

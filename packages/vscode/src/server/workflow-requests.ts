@@ -11,7 +11,7 @@ import {
   ListProcessRuns,
   type ProcessRunItem,
   StartProcessRun,
-} from '../shared/protocol';
+} from '../common/protocol';
 import { EDITOR_ACCOUNT, type EmbeddedRunloom } from './embedded-runloom';
 
 /** Listed per view refresh: far more than a side panel shows. */

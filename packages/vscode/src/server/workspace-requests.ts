@@ -15,7 +15,7 @@ import {
   StopReply,
   type ThreadListItem,
   WorkspaceEventNotification,
-} from '../shared/protocol';
+} from '../common/protocol';
 import { EDITOR_ACCOUNT, type EmbeddedRunloom, holdCredentials } from './embedded-runloom';
 
 /** Threads listed per tree refresh: far more than a side panel shows. */

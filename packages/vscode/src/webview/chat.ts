@@ -1,6 +1,6 @@
 import MarkdownIt from 'markdown-it';
-import type { FromChatView, ToChatView } from '../shared/chat-messages';
-import type { ChatMessage } from '../shared/protocol';
+import type { FromChatView, ToChatView } from '../common/chat-messages';
+import type { ChatMessage } from '../common/protocol';
 
 /**
  * The chat panel's page: the thread's messages rendered as markdown (raw HTML stays text), the
