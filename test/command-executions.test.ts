@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import type { CommandExecution } from '../packages/core/src/domain/commands/comm
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { json } from './support/threads';
+import { startCrashChild } from './support/crash-child';
 import { waitUntil } from './support/wait';
 
 /** Executions of workspace commands through HTTP (docs/api.md#commands). */
@@ -372,25 +372,11 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
     });
 
     it('fails a shell command the crash interrupted, saying why it is not run again', async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir, ACCOUNT], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, RUNLOOM_DATABASE_URL: databaseUrl ?? '' },
-      });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-      const line = await new Promise<string>((resolve, reject) => {
-        let stdout = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-          if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
-        });
-        child.on('exit', (code) => reject(new Error(`the child exited with ${code}: ${stderr}`)));
-      });
+      const child = await startCrashChild(CHILD, [dataDir, ACCOUNT], databaseUrl);
+      const { line } = child;
       const [, workspaceId, runId, pgid] = line.split(' ');
       orphan = Number(pgid);
-      child.kill('SIGKILL');
-      await exited;
+      await child.kill();
 
       runloom = await createRunloom({ dataDir, databaseUrl, shellCommands: true });
       const final = await runloom.commandExecutions.waitForEnd(runId!);

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,33 +6,12 @@ import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../package
 import { createRunloom, type Runloom } from '../packages/core/src/index';
 import type { ProcessRunView } from '../packages/core/src/domain/processes/process-run-record';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
+import { startCrashChild } from './support/crash-child';
 import { waitUntil } from './support/wait';
 
 const CHILD = path.join(__dirname, '..', 'packages', 'core', 'test-support', 'process-crash-child.ts');
 const ACCOUNT = 'acct-process-crash';
 
-/** Starts the child and resolves with its first line; `kill()` sends SIGKILL and waits for the exit. */
-async function startChild(args: string[], databaseUrl: string | undefined): Promise<{ line: string; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUNLOOM_DATABASE_URL: databaseUrl ?? '' } });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
-    });
-    child.on('exit', (code) => reject(new Error(`the child exited with ${code}: ${stderr}`)));
-  });
-  return {
-    line,
-    async kill() {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
 
 function taskOf(run: ProcessRunView, phaseId: string, taskId: string) {
   return run.phases.find((phase) => phase.id === phaseId)!.tasks.find((task) => task.id === taskId)!;
@@ -74,7 +52,7 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
     }
 
     it('a run waiting on an approval still waits after the restart, goes on when approved, and its finished task never runs again', async () => {
-      const child = await startChild([dataDir, 'approval', ACCOUNT, JSON.stringify(fake.credentials), fake.model], databaseUrl);
+      const child = await startCrashChild(CHILD, [dataDir, 'approval', ACCOUNT, JSON.stringify(fake.credentials), fake.model], databaseUrl);
       const [, workspaceId, runId] = child.line.split(' ') as [string, string, string];
       assert.equal(fake.requests.length, 1);
       await child.kill();
@@ -93,7 +71,7 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
     it('a run killed mid-task resumes that task (following the run it had started) and never runs its finished task again', async () => {
       // The prompt task's call is answered; the runnable task's run hangs at the vendor.
       fake.reply({ type: 'text', chunks: ['first answer'] }, { type: 'hang' });
-      const child = await startChild([dataDir, 'runnable', ACCOUNT, JSON.stringify(fake.credentials), fake.model], databaseUrl);
+      const child = await startCrashChild(CHILD, [dataDir, 'runnable', ACCOUNT, JSON.stringify(fake.credentials), fake.model], databaseUrl);
       const [, workspaceId, runId] = child.line.split(' ') as [string, string, string];
       await fake.waitForRequests(2);
       await child.kill();

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +7,7 @@ import path from 'node:path';
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { createRunloom, isFinished, MAX_RUN_ATTEMPTS, type Runloom, type RunView } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
+import { startCrashChild } from './support/crash-child';
 import { waitUntil } from './support/wait';
 
 const CHILD = path.join(__dirname, 'fixtures', 'run-crash-child.ts');
@@ -42,32 +42,6 @@ async function startCallbackSink(): Promise<{ url: string; received: Callback[];
   };
 }
 
-/**
- * Starts the child (on PostgreSQL when `databaseUrl` is given) and resolves with its first line of
- * output; `kill()` sends SIGKILL and waits for the exit.
- */
-async function startChildOn(args: string[], databaseUrl: string | undefined): Promise<{ line: string; kill(): Promise<void> }> {
-  const env = { ...process.env, RUNLOOM_DATABASE_URL: databaseUrl ?? '' };
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
-    });
-    child.on('exit', (code) => reject(new Error(`the child exited with ${code}: ${stderr}`)));
-  });
-  return {
-    line,
-    async kill() {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
 
 /** The run once it reaches a final state; waitUntil's bound fails a run that never does. */
 async function waitFinished(runloom: Runloom, id: string): Promise<RunView> {
@@ -88,7 +62,7 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
     let fake: FakeVendorServer;
     let sink: Awaited<ReturnType<typeof startCallbackSink>>;
     let runloom: Runloom | undefined;
-    const startChild = (args: string[]) => startChildOn(args, databaseUrl);
+    const startChild = (args: string[]) => startCrashChild(CHILD, args, databaseUrl);
     const restart = () => createRunloom({ dataDir, databaseUrl, allowPrivateNetwork: true });
 
     beforeEach(async () => {
