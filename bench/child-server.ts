@@ -84,6 +84,13 @@ export async function fetchToken(baseUrl: string, client: BenchClient): Promise<
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
+/** A new workspace of the token's account on the server; answers its id. */
+export async function createWorkspace(baseUrl: string, authorization: string, name = 'bench'): Promise<string> {
+  const response = await fetch(`${baseUrl}/workspaces`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  if (response.status !== 201) throw new Error(`POST /workspaces answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { data: { id: string } }).data.id;
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, fetchToken, median, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, median, startChildServer } from './child-server';
 
 /**
  * Workspace events fanned out over SSE by `runloom serve` (the built CLI in its own process)
@@ -219,10 +219,4 @@ async function uploadSmall(target: Target, agent: http.Agent, name: string): Pro
     request.on('error', reject);
     request.end(body);
   });
-}
-
-async function createWorkspace(baseUrl: string, authorization: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/workspaces`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'events bench' }) });
-  if (response.status !== 201) throw new Error(`POST /workspaces answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { data: { id: string } }).data.id;
 }

@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, fetchToken, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, startChildServer } from './child-server';
 import { alternate, BARE_SERVER, fetchBytes, patterned, rawBody, statusMb, upload } from './resources.bench';
 
 /**
@@ -127,16 +127,6 @@ function drain(url: string, authorization: string): Promise<number> {
       })
       .on('error', reject);
   });
-}
-
-async function createWorkspace(baseUrl: string, authorization: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/workspaces`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-  });
-  if (response.status !== 201) throw new Error(`POST /workspaces answered ${response.status}: ${await response.text()}`);
-  return ((await response.json()) as { data: { id: string } }).data.id;
 }
 
 async function startRunloom(workDir: string): Promise<{ server: ChildServer; workspacesDir: string }> {
