@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
+import { FolderTreeView } from './folder-tree-view';
 import { CancelExecution, type CommandItem, CommandOutput, ExecuteCommand, type FolderWorkspace, ListCommands } from '../common/protocol';
 
 type Node = { kind: 'category'; workspace: FolderWorkspace; category: string; commands: CommandItem[] } | { kind: 'command'; command: CommandItem };
@@ -8,10 +9,7 @@ type Node = { kind: 'category'; workspace: FolderWorkspace; category: string; co
  * The Commands view: the folder's commands (`.runloom/commands/*.yaml`) by category. Running one
  * asks for its declared args, then its output streams into the "Runloom Commands" output channel.
  */
-export class CommandsView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<Node | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-  private workspaces: FolderWorkspace[] = [];
+export class CommandsView extends FolderTreeView<Node> {
   private readonly output = vscode.window.createOutputChannel('Runloom Commands');
   /**
    * Executions by run id: their output so far and, once finished, their status. An entry may be
@@ -21,7 +19,8 @@ export class CommandsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private readonly endWaiters = new Map<string, ((end: { status: string; text: string }) => void)[]>();
   private readonly subscription: vscode.Disposable;
 
-  constructor(private readonly client: LanguageClient) {
+  constructor(client: LanguageClient) {
+    super(client);
     this.subscription = client.onNotification(CommandOutput.type, ({ workspaceId, trigger, runId, text, status, error }) => {
       const execution = this.executionOf(runId, trigger, workspaceId);
       if (text !== undefined) {
@@ -43,15 +42,6 @@ export class CommandsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
       this.executions.set(runId, execution);
     }
     return execution;
-  }
-
-  setWorkspaces(workspaces: FolderWorkspace[]): void {
-    this.workspaces = workspaces;
-    this.refresh();
-  }
-
-  refresh(): void {
-    this.changed.fire(undefined);
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -122,9 +112,9 @@ export class CommandsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     return new Promise((resolve) => this.endWaiters.set(runId, [...(this.endWaiters.get(runId) ?? []), resolve]));
   }
 
-  dispose(): void {
+  override dispose(): void {
     this.subscription.dispose();
     this.output.dispose();
-    this.changed.dispose();
+    super.dispose();
   }
 }

@@ -5,7 +5,6 @@ import {
   DeleteThread,
   type FolderWorkspace,
   type InitializationOptions,
-  ListProviders,
   type ProcessRunAction,
   type ProcessTaskAction,
   ServerReady,
@@ -69,7 +68,9 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
   const processRuns = new ProcessRunsView(languageClient);
   context.subscriptions.push(
     panels,
+    threads,
     commandsView,
+    processRuns,
     vscode.window.createTreeView('runloom.threads', { treeDataProvider: threads }),
     vscode.window.createTreeView('runloom.commands', { treeDataProvider: commandsView }),
     vscode.window.createTreeView('runloom.processRuns', { treeDataProvider: processRuns }),
@@ -169,7 +170,8 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
   // Not awaited: activation returns at once and the server comes up beside the editor.
   const started = languageClient.start();
   started.catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
-  const firstAnswerMs = started.then(() => languageClient.sendRequest(ListProviders.type)).then(() => performance.now() - activationStart);
+  // start() settles when the server has answered `initialize`, its first request.
+  const firstAnswerMs = started.then(() => performance.now() - activationStart);
   firstAnswerMs.catch(() => undefined);
   const timings = { activationMs: performance.now() - activationStart, firstAnswerMs };
   return {

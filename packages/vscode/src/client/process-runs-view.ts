@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
-import { ActOnProcessRun, type FolderWorkspace, ListProcessRuns, type ProcessRunAction, type ProcessRunItem, type ProcessTaskAction, type ProcessTaskItem } from '../common/protocol';
+import { FolderTreeView } from './folder-tree-view';
+import { ActOnProcessRun, ListProcessRuns, type ProcessRunAction, type ProcessRunItem, type ProcessTaskAction, type ProcessTaskItem } from '../common/protocol';
 
 type Phase = ProcessRunItem['phases'][number];
 type Node = { kind: 'run'; run: ProcessRunItem } | { kind: 'phase'; run: ProcessRunItem; phase: Phase } | { kind: 'task'; run: ProcessRunItem; phase: Phase; task: ProcessTaskItem };
@@ -23,21 +23,7 @@ const STATE_ICONS: Record<string, [string, string?]> = {
  * events the server forwards. Each node's `contextValue` names its state, so its context menu
  * offers only the actions that state allows (the core refuses the others with 409 anyway).
  */
-export class ProcessRunsView implements vscode.TreeDataProvider<Node> {
-  private readonly changed = new vscode.EventEmitter<Node | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-  private workspaces: FolderWorkspace[] = [];
-
-  constructor(private readonly client: LanguageClient) {}
-
-  setWorkspaces(workspaces: FolderWorkspace[]): void {
-    this.workspaces = workspaces;
-    this.refresh();
-  }
-
-  refresh(): void {
-    this.changed.fire(undefined);
-  }
+export class ProcessRunsView extends FolderTreeView<Node> {
 
   async runs(): Promise<ProcessRunItem[]> {
     const lists = await Promise.all(this.workspaces.map((workspace) => this.client.sendRequest(ListProcessRuns.type, { workspaceId: workspace.workspaceId })));

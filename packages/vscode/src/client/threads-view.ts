@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import { FolderTreeView } from './folder-tree-view';
 import { type FolderWorkspace, ListThreads, type ThreadListItem } from '../common/protocol';
 
 type Node = { kind: 'workspace'; workspace: FolderWorkspace } | { kind: 'thread'; thread: ThreadListItem };
@@ -8,21 +8,7 @@ type Node = { kind: 'workspace'; workspace: FolderWorkspace } | { kind: 'thread'
  * The Threads view: the threads of each open folder, newest first. It refreshes when the core
  * publishes a thread event (never by polling); with one folder open the threads are the top level.
  */
-export class ThreadsView implements vscode.TreeDataProvider<Node> {
-  private readonly changed = new vscode.EventEmitter<Node | undefined>();
-  readonly onDidChangeTreeData = this.changed.event;
-  private workspaces: FolderWorkspace[] = [];
-
-  constructor(private readonly client: LanguageClient) {}
-
-  setWorkspaces(workspaces: FolderWorkspace[]): void {
-    this.workspaces = workspaces;
-    this.refresh();
-  }
-
-  refresh(): void {
-    this.changed.fire(undefined);
-  }
+export class ThreadsView extends FolderTreeView<Node> {
 
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) {
