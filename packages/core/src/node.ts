@@ -20,7 +20,7 @@ export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { NodeProcessLauncher } from './adapters/node/node-process-launcher';
 export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
-export { NodeWorkspaceFileSystem, NodeWorkspaceFileSystems } from './adapters/node/node-workspace-file-system';
+export { isWorkspaceTempName, NodeWorkspaceFileSystem, NodeWorkspaceFileSystems } from './adapters/node/node-workspace-file-system';
 export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';
 export { HmacMessageSigner } from './adapters/node/hmac-message-signer';
 export { YazlArchiveWriter } from './adapters/node/yazl-archive-writer';

@@ -30,6 +30,11 @@ import { errorCode, fileReadStream, isMissing, syncDirectory, writeAll, writeStr
  */
 const TEMP_PREFIX = '.runloom-tmp-';
 const TEMP_NAME = /^\.runloom-tmp-[0-9a-f]{32}$/;
+
+/** Whether a file name is one of a write in flight (a watcher of the folder leaves those out). */
+export function isWorkspaceTempName(name: string): boolean {
+  return TEMP_NAME.test(name);
+}
 /** A temporary file older than this belongs to a write that a crash cut off. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 /**
