@@ -11,6 +11,8 @@ export interface ChildServer {
   cpuMs(): number;
   /** SIGTERM, then SIGKILL after 10 s; safe to call more than once. */
   stop(): Promise<void>;
+  /** SIGKILL (a crash: nothing is flushed or handed back) and waits for the exit. */
+  kill(): Promise<void>;
 }
 
 /** A service-account client the bench bootstraps into `runloom serve`. */
@@ -51,6 +53,10 @@ export async function startChildServer(args: string[], logDir: string, env: Reco
             await exited;
             clearTimeout(killer);
           })()),
+        kill: async () => {
+          child.kill('SIGKILL');
+          await exited;
+        },
       };
     }
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node ${args.slice(0, 2).join(' ')} did not start:\n${fs.readFileSync(logFile, 'utf8')}`);
