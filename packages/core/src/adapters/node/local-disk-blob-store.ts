@@ -2,11 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type BlobStat, BlobNotFoundError, type BlobStore, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
+import { isBlobKey, newBlobKey } from '../blob-keys';
 import { fileReadStream, isMissing, syncDirectory, writeStreamToFile } from './durable-file-io';
 
 /** Temporary files older than this at start belong to uploads that a crash cut off. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
-const KEY = /^[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}-[0-9a-f]{16}$/;
 
 /**
  * Blobs as files under `root` (`<dataDir>/blobs`), sharded by hash prefix:
@@ -37,7 +37,7 @@ export class LocalDiskBlobStore implements BlobStore {
     }
     await handle.close();
     const sha256 = hash.digest('hex');
-    const key = `${sha256.slice(0, 2)}/${sha256.slice(2, 4)}/${sha256}-${randomBytes(8).toString('hex')}`;
+    const key = newBlobKey(sha256);
     const finalPath = this.pathOf(key);
     try {
       await mkdir(path.dirname(finalPath), { recursive: true });
@@ -83,7 +83,7 @@ export class LocalDiskBlobStore implements BlobStore {
 
   /** Keys come from `put`; checking their shape keeps every path inside `root`. */
   private pathOf(key: string): string {
-    if (!KEY.test(key)) throw new BlobNotFoundError(key);
+    if (!isBlobKey(key)) throw new BlobNotFoundError(key);
     return path.join(this.root, key);
   }
 
