@@ -44,6 +44,8 @@ interface TopicState {
   queue: PendingPublish[];
   /** The running write loop, if any. */
   flushing: Promise<void> | undefined;
+  /** The delivery to subscribers running, if any: deliveries (own batches, wake-ups) run one after another. */
+  delivering: Promise<void> | undefined;
 }
 
 /** Events stored in one write at most. */
@@ -64,8 +66,9 @@ const MAX_NUMBERING_ATTEMPTS = 50;
  * - **Live delivery** in this process right after the write, in number order. Before handing over a
  *   batch that starts past what its subscribers last received (another instance published in
  *   between), the gap is read from the store first, so they see no hole. Events published elsewhere
- *   reach them live only with such a batch; a LISTEN/NOTIFY wake-up (a PostgreSQL adapter's) reads
- *   the same gap when told the topic moved.
+ *   reach them live only with such a batch, or when a subclass that hears of other instances'
+ *   publishes (`PostgresEventBus`, LISTEN/NOTIFY) calls `wake`; every batch stored here is
+ *   announced through `stored` for it.
  * - **Replay** (`after`): the subscriber is registered at once and holds live events aside while
  *   the retained events above `after` are read; it then receives those, then the live ones it has
  *   not seen (see `BusSubscriber`).
@@ -75,7 +78,7 @@ const MAX_NUMBERING_ATTEMPTS = 50;
  */
 export class DatabaseEventBus implements EventBus {
   private readonly database: Database;
-  private readonly logger: Logger | undefined;
+  protected readonly logger: Logger | undefined;
   private readonly backlogPerTopic: number;
   private readonly trimEvery: number;
   private readonly maxTopics: number;
@@ -146,7 +149,8 @@ export class DatabaseEventBus implements EventBus {
           for (const publish of batch) publish.reject(error);
           continue;
         }
-        await this.deliverAfterGap(state, events);
+        this.stored(state.name, events);
+        await this.serially(state, () => this.deliverAfterGap(state, events));
         batch.forEach((publish, index) => publish.resolve(events[index]!));
         this.trimAfter(state.name, events);
       }
@@ -154,6 +158,38 @@ export class DatabaseEventBus implements EventBus {
       state.flushing = undefined;
       this.evictIdleTopics();
     }
+  }
+
+  /** Called once a batch of this process's events is stored, before its publishes resolve. */
+  protected stored(_topic: string, _events: readonly BusEvent<unknown>[]): void {}
+
+  /**
+   * Another instance stored events of `topic` from number `first` on (`events`, when it sent them
+   * along): hands them to this process's subscribers in order, after whatever they missed before
+   * them (read from the store, as is everything when `events` is not given).
+   */
+  protected wake(topic: string, first: number, events?: readonly BusEvent<unknown>[]): void {
+    const state = this.topics.get(topic);
+    if (!state || state.subscribers.size === 0 || this.closed) return;
+    void this.serially(state, () => (events && events.length > 0 ? this.deliverAfterGap(state, events) : this.deliverStored(state, first - 1)));
+  }
+
+  /** Names of the topics subscribed to here: what a subclass reads again after it may have missed wake-ups. */
+  protected subscribedTopics(): string[] {
+    return [...this.topics.values()].filter((state) => state.subscribers.size > 0).map((state) => state.name);
+  }
+
+  /**
+   * Runs `delivery` after the topic's previous one, so subscribers get events in number order; at
+   * once when none is running (an own batch reaches subscribers in the tick its write ends).
+   */
+  private serially(state: TopicState, delivery: () => Promise<void>): Promise<void> {
+    const running = state.delivering ? state.delivering.then(delivery) : delivery();
+    const settled: Promise<void> = running.finally(() => {
+      if (state.delivering === settled) state.delivering = undefined;
+    });
+    state.delivering = settled;
+    return settled;
   }
 
   /** Inserts `data` numbered from the topic's head; numbered again when another instance took a number. */
@@ -177,19 +213,25 @@ export class DatabaseEventBus implements EventBus {
    * Delivers `events`, after the stored ones a subscriber here has not seen although they come
    * before them: published by another instance meanwhile.
    */
-  private async deliverAfterGap(state: TopicState, events: BusEvent<unknown>[]): Promise<void> {
+  private async deliverAfterGap(state: TopicState, events: readonly BusEvent<unknown>[]): Promise<void> {
     const first = events[0]!.seq;
-    const seen = [...state.subscribers].map((subscriber) => subscriber.lastSeen ?? first - 1);
-    const behind = Math.min(first - 1, ...seen);
-    if (behind < first - 1) {
-      try {
-        const missed = await this.read(state.name, { after: behind });
-        this.dispatch(state, missed.filter((event) => event.seq < first));
-      } catch (error) {
-        this.logger?.warn({ topic: state.name, error: errorMessage(error) }, 'reading events published elsewhere failed');
-      }
-    }
+    await this.deliverStored(state, first - 1, first);
     this.dispatch(state, events);
+  }
+
+  /**
+   * Delivers the stored events after the last one each subscriber saw (`known`: what a subscriber
+   * that has seen none is taken to have), up to `before` when given.
+   */
+  private async deliverStored(state: TopicState, known: number, before = Number.POSITIVE_INFINITY): Promise<void> {
+    const behind = Math.min(known, ...[...state.subscribers].map((subscriber) => subscriber.lastSeen ?? known));
+    if (behind >= before - 1) return;
+    try {
+      const missed = await this.read(state.name, { after: behind });
+      this.dispatch(state, missed.filter((event) => event.seq < before));
+    } catch (error) {
+      this.logger?.warn({ topic: state.name, error: errorMessage(error) }, 'reading events published elsewhere failed');
+    }
   }
 
   /** Hands `events` to every subscriber; each skips what it has already had. */
@@ -260,7 +302,7 @@ export class DatabaseEventBus implements EventBus {
   private topic(name: string): TopicState {
     let state = this.topics.get(name);
     if (!state) {
-      state = { name, head: undefined, subscribers: new Set(), queue: [], flushing: undefined };
+      state = { name, head: undefined, subscribers: new Set(), queue: [], flushing: undefined, delivering: undefined };
       this.topics.set(name, state);
     }
     return state;

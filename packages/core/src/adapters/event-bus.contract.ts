@@ -11,6 +11,11 @@ export interface EventBusTestBed {
   reopen?(): Promise<EventBus>;
   /** Adapters whose store several instances share: one more bus on the same store, open beside `bus`. */
   another?(): Promise<EventBus>;
+  /**
+   * Whether a subscriber of a bus from `another` receives the events published on `bus` live, as
+   * they are published, rather than only on replay or with a later event of its own bus.
+   */
+  liveAcrossInstances?: boolean;
   /** Called after every bus of the test is closed. */
   cleanup?(): Promise<void>;
 }
@@ -207,6 +212,26 @@ export function describeEventBusContract(name: string, createBus: (options: { ba
       await eventually(() => {
         assert.deepEqual(replayFirst.map((event) => [event.seq, event.data]), expected);
         assert.deepEqual(replaySecond.map((event) => [event.seq, event.data]), expected);
+      });
+    });
+
+    it('delivers events published on one instance to subscribers on another, live, in order, with the same numbers (adapters that wake other instances)', async function () {
+      if (!bed.another || !bed.liveAcrossInstances) this.skip();
+      const second = await bed.another!();
+      others.push(second);
+      const live: BusEvent<unknown>[] = [];
+      second.subscribe('t', (event) => live.push(event));
+      const here = collect<unknown>('t');
+      // A burst (batched writes), one event from the other side, then data too large for a wake-up message.
+      const published: BusEvent<unknown>[] = await Promise.all(Array.from({ length: 30 }, (_, n) => bus.publish<unknown>('t', { n })));
+      published.push(await second.publish('t', 'from the other instance'));
+      published.push(await bus.publish('t', 'x'.repeat(20_000)));
+      published.push(await bus.publish('t', { after: 'large' }));
+      assert.deepEqual(published.map((event) => event.seq), Array.from({ length: 33 }, (_, n) => n + 1));
+      const expected = published.map((event) => [event.seq, event.data]);
+      await eventually(() => {
+        assert.deepEqual(live.map((event) => [event.seq, event.data]), expected);
+        assert.deepEqual(here.events.map((event) => [event.seq, event.data]), expected);
       });
     });
 

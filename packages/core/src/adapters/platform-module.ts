@@ -26,11 +26,14 @@ import { SecretBox } from '../ports/secret-box';
 import { WorkspaceFileSystems } from '../ports/workspace-file-system';
 import { DatabaseEventBus, eventBusMigrations } from './database-event-bus';
 import { MemoryEventBus } from './memory/memory-event-bus';
-import { openPostgresDatabase } from './postgres/postgres-database';
+import { openPostgresDatabase, PostgresDatabase } from './postgres/postgres-database';
+import { PostgresEventBus } from './postgres/postgres-event-bus';
 import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { BusboyMultipartParser } from './node/busboy-multipart-parser';
 import { HmacMessageSigner } from './node/hmac-message-signer';
 import { LocalDiskBlobStore } from './node/local-disk-blob-store';
+import { S3BlobStore } from './s3/s3-blob-store';
+import { isS3Url, parseS3Location } from './s3/s3-location';
 import { NodeWorkspaceFileSystems } from './node/node-workspace-file-system';
 import { NodeContentHasher } from './node/node-content-hasher';
 import { GuardedHttpClient } from './node/guarded-http-client';
@@ -82,11 +85,16 @@ export const platformModule = new ContainerModule(({ bind }) => {
     .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
     .inSingletonScope();
   bind(Migrations).toConstantValue(eventBusMigrations);
+  // On PostgreSQL, LISTEN/NOTIFY wakes the subscribers of every instance sharing the database.
   bind(DurableEventBus)
-    .toResolvedValue((database: Database, logger: Logger) => new DatabaseEventBus({ database, logger }), [Database, Logger])
+    .toResolvedValue(
+      (database: Database, clock: Clock, logger: Logger) =>
+        database instanceof PostgresDatabase ? PostgresEventBus.open({ database, clock, logger }) : new DatabaseEventBus({ database, logger }),
+      [Database, Clock, Logger],
+    )
     .inSingletonScope();
   bind(BlobStore)
-    .toResolvedValue((config: RunloomConfig) => new LocalDiskBlobStore(path.join(config.dataDir, 'blobs')), [RunloomConfig])
+    .toResolvedValue((config: RunloomConfig, logger: Logger) => openBlobStore(config, logger), [RunloomConfig, Logger])
     .inSingletonScope();
   bind(MultipartParser).toConstantValue(new BusboyMultipartParser());
   bind(WorkspaceFileSystems)
@@ -125,4 +133,14 @@ function openDatabase(config: RunloomConfig, logger: Logger): Promise<Database> 
     throw new Error(`databaseUrl must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in ${config.dataDir}`);
   }
   return openSqlJsDatabase({ dir: path.join(config.dataDir, 'db'), logger });
+}
+
+/**
+ * Where resource bytes live: `<dataDir>/blobs` unless `blobStore` names another folder, or an
+ * S3-compatible bucket (`s3://bucket/prefix`, at `s3Endpoint` when given) that instances share.
+ */
+function openBlobStore(config: RunloomConfig, logger: Logger): BlobStore {
+  const location = config.blobStore ?? path.join(config.dataDir, 'blobs');
+  if (!isS3Url(location)) return new LocalDiskBlobStore(location);
+  return new S3BlobStore({ ...parseS3Location(location), endpoint: config.s3Endpoint, logger });
 }
