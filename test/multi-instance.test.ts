@@ -110,6 +110,7 @@ describe('several instances on one PostgreSQL database', function () {
         '--secret-key',
         secretKey,
         '--allow-private-network',
+        '--enable-shell-commands',
         '--rate-limit',
         '0',
         ...bootstrapFlag(CLIENT),
@@ -235,8 +236,9 @@ describe('several instances on one PostgreSQL database', function () {
     }
   });
 
-  it('kill -9 of A: B finishes its slow runs, their callbacks and a waiting process run within 10 s, and nothing runs twice', async () => {
+  it('kill -9 of A: B finishes its slow runs, their callbacks and a waiting process run and fails its shell command within 10 s, and nothing runs twice', async () => {
     const sink = await CallbackSink.start();
+    let orphanGroup: number | undefined;
     try {
       fake.reset();
       // A callback A is delivering when it dies: the sink never answers the first request.
@@ -256,6 +258,12 @@ describe('several instances on one PostgreSQL database', function () {
       await expectStatus(a.call('POST', `/workspace/${workspaceId}/processes/runs/${processRunId}/start`), [200]);
       const processRun = async (instance: Instance) => (await expectStatus(instance.call('GET', `/workspace/${workspaceId}/processes/runs/${processRunId}`), [200])).data as Json;
       assert.equal((await processRun(a)).status, 'running');
+      // A shell command A is executing: it prints its process group, then sleeps.
+      await expectStatus(a.call('POST', `/workspace/${workspaceId}/commands`, { trigger: 'long', type: 'shell', argv: ['sh', '-c', 'echo $$; exec sleep 300'] }), [201]);
+      const executionId = (await expectStatus(a.call('POST', `/workspace/${workspaceId}/command/long/execute`, {}), [200])).data.runId as string;
+      const execution = async (instance: Instance) => (await expectStatus(instance.call('GET', `/workspace/${workspaceId}/command/long/executions/${executionId}`), [200])).data as Json;
+      await waitUntil(async () => /^\d+\n/.test(((await execution(a)).output as string | undefined) ?? ''), 'the shell command to start on A');
+      orphanGroup = Number.parseInt((await execution(a)).output as string, 10);
 
       await a.server.kill();
       const killedAt = Date.now();
@@ -267,6 +275,9 @@ describe('several instances on one PostgreSQL database', function () {
       );
       await sink.waitFor(2 + slow.length, FAILOVER_MS - (Date.now() - killedAt));
       await waitUntil(async () => (await processRun(b)).status === 'succeeded', 'B to finish the process run', FAILOVER_MS - (Date.now() - killedAt));
+      // A shell command is not run again (it may have had effects): B fails it, saying why.
+      await waitUntil(async () => (await execution(b)).status === 'failed', 'B to fail the interrupted shell command', FAILOVER_MS - (Date.now() - killedAt));
+      assert.equal((await execution(b)).error.code, 'interrupted');
       await waitUntil(async () => (await pendingJobs()) === 0, 'the queue to be empty', FAILOVER_MS);
 
       // Each slow run's call was made again once (by B) and answered once.
@@ -279,6 +290,12 @@ describe('several instances on one PostgreSQL database', function () {
       assert.deepEqual([pause.status, pause.attempts], ['succeeded', 1]);
     } finally {
       await sink.close();
+      // The command's sleep outlived A in its own process group.
+      try {
+        if (orphanGroup !== undefined) process.kill(-orphanGroup, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
     }
   });
 });
