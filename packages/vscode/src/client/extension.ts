@@ -4,10 +4,10 @@ import {
   CreateThread,
   DeleteThread,
   type FolderWorkspace,
-  type InitializationOptions,
   type ProcessRunAction,
   type ProcessTaskAction,
   ServerReady,
+  SetShellCommands,
   StartProcessRun,
   WorkspaceEventNotification,
 } from '../common/protocol';
@@ -15,6 +15,7 @@ import { type ChatPanel, ChatPanels } from './chat-panel';
 import { CommandsView } from './commands-view';
 import { ProcessRunsView } from './process-runs-view';
 import { type ProviderCredentialsInput, sendStoredCredentials, setProviderCredentials } from './provider-keys';
+import { ServerSettings } from './server-settings';
 import { threadOf, ThreadsView } from './threads-view';
 
 /**
@@ -57,8 +58,15 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6010'] } },
   };
-  const initializationOptions: InitializationOptions = { storagePath: context.globalStorageUri.fsPath };
-  const languageClient = new LanguageClient('runloom', 'Runloom', serverOptions, { documentSelector: RUNLOOM_DOCUMENTS, outputChannel: output, initializationOptions });
+  const settings = new ServerSettings(context);
+  const languageClient = new LanguageClient('runloom', 'Runloom', serverOptions, {
+    documentSelector: RUNLOOM_DOCUMENTS,
+    outputChannel: output,
+    // Read at each (re)start: the backend and the shell permission as they are then.
+    initializationOptions: () => settings.initializationOptions,
+    // Saved, renamed or deleted files (the editor, git, tools) reach the server's folder watcher.
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/*') },
+  });
   client = languageClient;
   context.subscriptions.push(languageClient);
 
@@ -75,9 +83,6 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     vscode.window.createTreeView('runloom.commands', { treeDataProvider: commandsView }),
     vscode.window.createTreeView('runloom.processRuns', { treeDataProvider: processRuns }),
   );
-  // Command files edited in the editor (or by git) show in the Commands view at once.
-  const commandFiles = vscode.workspace.createFileSystemWatcher('**/.runloom/commands/*.yaml');
-  context.subscriptions.push(commandFiles, commandFiles.onDidChange(() => commandsView.refresh()), commandFiles.onDidCreate(() => commandsView.refresh()), commandFiles.onDidDelete(() => commandsView.refresh()));
 
   let markReady: (workspaces: FolderWorkspace[]) => void = () => {};
   const ready = new Promise<FolderWorkspace[]>((resolve) => (markReady = resolve));
@@ -146,7 +151,24 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     ...(['start', 'pause', 'resume', 'cancel', 'approve', 'reject', 'retry', 'skip'] as const).map(
       (action): [string, (node: unknown) => unknown] => [`runloom.process.${action}`, (node: unknown) => processRuns.act(node, action as ProcessRunAction | ProcessTaskAction)],
     ),
-    ['runloom.setProviderApiKey', (input?: ProviderCredentialsInput) => setProviderCredentials(context.secrets, languageClient, input)],
+    [
+      'runloom.setProviderApiKey',
+      (input?: ProviderCredentialsInput) => {
+        if (!settings.remote) return setProviderCredentials(context.secrets, languageClient, input);
+        void vscode.window.showInformationMessage(`Connected to ${settings.remote.url}: that server uses the provider keys its operator configured.`);
+        return false;
+      },
+    ],
+    [
+      'runloom.setRemoteClientSecret',
+      async (secret?: string) => {
+        const value = secret ?? (await vscode.window.showInputBox({ prompt: 'Client secret of runloom.remote.clientId on the remote Runloom server', password: true, ignoreFocusOut: true }));
+        if (value === undefined) return false;
+        await settings.storeClientSecret(value);
+        if (settings.remote) await languageClient.restart();
+        return true;
+      },
+    ],
   ];
   for (const [id, handler] of commands) context.subscriptions.push(vscode.commands.registerCommand(id, handler as (...args: unknown[]) => unknown));
 
@@ -159,16 +181,27 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
       threads.setWorkspaces(opened);
       commandsView.setWorkspaces(opened);
       processRuns.setWorkspaces(opened);
-      void sendStoredCredentials(context.secrets, languageClient).then(() => markReady(opened));
+      const keysSent = settings.remote ? Promise.resolve() : sendStoredCredentials(context.secrets, languageClient);
+      void keysSent.then(() => markReady(opened));
     }),
     languageClient.onNotification(WorkspaceEventNotification.type, ({ event }) => {
       if (event.type.startsWith('thread.')) threads.refresh();
       else if (event.type.startsWith('command.') && event.type !== 'command.execution.updated') commandsView.refresh();
       else if (event.type === 'process.run.updated' || event.type === 'task.updated') processRuns.refresh();
+      // Command files edited in the editor (or by git) show in the Commands view at once.
+      else if (event.type.startsWith('file.') && String(event.path).startsWith('.runloom/commands/')) commandsView.refresh();
+    }),
+    // Trust granted, or the setting changed: shell commands follow at once, in the running server.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void languageClient.sendNotification(SetShellCommands.type, { enabled: settings.shellCommands })),
+    vscode.workspace.onDidChangeConfiguration((change) => {
+      if (change.affectsConfiguration('runloom.commands.allowShell')) void languageClient.sendNotification(SetShellCommands.type, { enabled: settings.shellCommands });
+      // Another backend: a new server process with it.
+      if (change.affectsConfiguration('runloom.remote')) void settings.load().then(() => languageClient.restart());
     }),
   );
-  // Not awaited: activation returns at once and the server comes up beside the editor.
-  const started = languageClient.start();
+  // Not awaited: activation returns at once and the server comes up beside the editor (in remote
+  // mode once the client secret is read from SecretStorage).
+  const started = settings.load().then(() => languageClient.start());
   started.catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
   // start() settles when the server has answered `initialize`, its first request.
   const firstAnswerMs = started.then(() => performance.now() - activationStart);

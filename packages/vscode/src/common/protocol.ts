@@ -89,9 +89,17 @@ export namespace WorkspaceEventNotification {
   export const type = new NotificationType<{ workspaceId: string; id: number; event: { type: string; [field: string]: unknown } }>('runloom/workspaceEvent');
 }
 
-/** Sent once the embedded core has opened the folders' workspaces (or failed to). */
+/** Sent once the backend has started: the embedded core with the folders' workspaces, or a remote server's (or it failed to). */
 export namespace ServerReady {
   export const type = new NotificationType<{ workspaces: FolderWorkspace[]; error?: string }>('runloom/ready');
+}
+
+/**
+ * Client → server: whether shell commands may run — the `runloom.commands.allowShell` setting, and
+ * only in a trusted workspace; sent when trust is granted or the setting changes.
+ */
+export namespace SetShellCommands {
+  export const type = new NotificationType<{ enabled: boolean }>('runloom/setShellCommands');
 }
 
 /** A workspace command as the Commands view lists it. */
@@ -163,8 +171,19 @@ export namespace ActOnProcessRun {
   >('runloom/actOnProcessRun');
 }
 
+/** A remote `runloom serve` and the client credentials its `POST /auth/token` takes. */
+export interface RemoteServer {
+  url: string;
+  clientId: string;
+  clientSecret: string;
+}
+
 /** What the client tells the server when it starts it. */
 export interface InitializationOptions {
   /** Folder for the embedded store (the extension's global storage). */
   storagePath: string;
+  /** Whether shell commands may run now (see `SetShellCommands`). */
+  shellCommands: boolean;
+  /** Set: talk to this server instead of starting the embedded core. */
+  remote?: RemoteServer;
 }

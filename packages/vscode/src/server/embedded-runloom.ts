@@ -10,6 +10,7 @@ import {
   isProviderName,
   PROVIDER_NAMES,
   ProviderService,
+  RunloomConfig,
   SecretBox,
   WorkspaceFileSystems,
   type ProviderCallSettings,
@@ -19,6 +20,7 @@ import {
 } from '@runloom/core';
 import { NodeWorkspaceFileSystems, UuidV7Generator } from '@runloom/core/node';
 import type { FolderWorkspace } from '../common/protocol';
+import { CoreWrites } from './core-writes';
 
 /** The one account of the editor: everything in the embedded store belongs to the person at it. */
 export const EDITOR_ACCOUNT = 'local';
@@ -30,6 +32,10 @@ export interface EmbeddedRunloom {
   runloom: Runloom;
   workspaces: FolderWorkspace[];
   credentials: HeldCredentials;
+  /** What the core wrote in the open folders, so the folder watcher does not report it again. */
+  coreWrites: CoreWrites;
+  /** Shell commands may run while this is on (the editor's setting, in a trusted workspace). */
+  shell: { enabled: boolean };
 }
 
 /**
@@ -67,7 +73,7 @@ class HeldCredentialsProviderService extends ProviderService {
  * Which workspace id a folder has is kept in `folders.json` beside the store, so threads and runs
  * find their workspace again in the next session.
  */
-export async function startEmbeddedRunloom(storagePath: string, folders: readonly { path: string; name: string }[]): Promise<EmbeddedRunloom> {
+export async function startEmbeddedRunloom(storagePath: string, folders: readonly { path: string; name: string }[], shellCommands: boolean): Promise<EmbeddedRunloom> {
   await fs.mkdir(storagePath, { recursive: true });
   const registryFile = path.join(storagePath, 'folders.json');
   const known = await readRegistry(registryFile);
@@ -80,9 +86,19 @@ export async function startEmbeddedRunloom(storagePath: string, folders: readonl
     return root;
   });
   const credentials: HeldCredentials = new Map();
-  const editorModule = new ContainerModule(({ rebind }) => {
+  const coreWrites = new CoreWrites();
+  const shell = { enabled: shellCommands };
+  const editorModule = new ContainerModule(({ rebind, onActivation }) => {
     // The folders are the user's: the core reads and writes in them but never deletes one.
-    rebind(WorkspaceFileSystems).toConstantValue({ open: (workspaceId: string) => folderFiles.open(workspaceId), remove: async () => undefined });
+    rebind(WorkspaceFileSystems).toConstantValue({
+      open: async (workspaceId: string) => coreWrites.recording(workspaceId, await folderFiles.open(workspaceId)),
+      remove: async () => undefined,
+    });
+    // Workspace Trust can be granted (and the setting changed) while the core runs: the services
+    // read `shellCommands` at each execution, so it follows the editor's state.
+    onActivation(RunloomConfig, (_context, config: RunloomConfig) =>
+      Object.defineProperty({ ...config }, 'shellCommands', { get: () => shell.enabled, enumerable: true }),
+    );
     rebind(ProviderService)
       .toResolvedValue(
         (database: Database, secretBox: SecretBox, clock: Clock, http: HttpClient) => new HeldCredentialsProviderService(database, secretBox, clock, http, credentials),
@@ -110,7 +126,7 @@ export async function startEmbeddedRunloom(storagePath: string, folders: readonl
     await runloom.close();
     throw error;
   }
-  return { runloom, workspaces, credentials };
+  return { runloom, workspaces, credentials, coreWrites, shell };
 }
 
 /** Keeps the credentials the editor sends for `provider` (null forgets them). */

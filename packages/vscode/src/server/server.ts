@@ -2,6 +2,7 @@ import {
   CompletionItemKind,
   createConnection,
   DiagnosticSeverity,
+  FileChangeType,
   MarkupKind,
   ProposedFeatures,
   TextDocuments,
@@ -10,35 +11,36 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type InitializationOptions, ServerReady } from '../common/protocol';
-import { type EmbeddedRunloom, startEmbeddedRunloom } from './embedded-runloom';
+import { serveBackendRequests } from './backend-requests';
+import { EmbeddedBackend } from './embedded-backend';
+import { startEmbeddedRunloom } from './embedded-runloom';
 import { completionsAt, diagnosticsOf, hoverAt, kindOf } from './language-features';
+import { RemoteBackend } from './remote-backend';
+import type { FolderFileChange, RunloomBackend } from './runloom-backend';
 import { runloomFileKinds } from './runloom-file-kinds';
-import { serveWorkflowRequests } from './workflow-requests';
-import { serveWorkspaceRequests } from './workspace-requests';
 
 /**
  * The Runloom language server: started by the extension over IPC (ARCHITECTURE.md, "VS Code"). It
  * validates Runloom's files as they are typed with the same schemas the HTTP API uses, answers
- * completion and hover from those schemas, and carries the core: one workspace per open folder,
- * whose threads the extension's panels show through the requests of `common/protocol.ts`.
+ * completion and hover from those schemas, and answers the extension's views through a backend:
+ * the core embedded here (one workspace per open folder) or a remote `runloom serve`.
  */
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
-let startCore: (starting: Promise<EmbeddedRunloom>) => void = () => {};
-/** The embedded core: settles once it has opened the folders' workspaces (requests wait for it). */
-const embedded = new Promise<EmbeddedRunloom>((resolve) => (startCore = resolve));
-const stopForwarding = serveWorkspaceRequests(connection, embedded);
-serveWorkflowRequests(connection, embedded);
-let coreStarted = false;
+let startBackend: (starting: Promise<RunloomBackend>) => void = () => {};
+/** Settles once the backend has started (requests wait for it). */
+const backend = new Promise<RunloomBackend>((resolve) => (startBackend = resolve));
+const stopForwarding = serveBackendRequests(connection, backend);
+let backendStarted = false;
 
 connection.onInitialize(({ initializationOptions, workspaceFolders }) => {
-  const { storagePath } = initializationOptions as InitializationOptions;
-  const folders = (workspaceFolders ?? []).map((folder) => ({ path: decodeURIComponent(new URL(folder.uri).pathname), name: folder.name }));
-  // The core opens after the handshake, so the editor's first request is not held up by it.
+  const { storagePath, shellCommands, remote } = initializationOptions as InitializationOptions;
+  const folders = (workspaceFolders ?? []).map((folder) => ({ path: fileUriPath(folder.uri), name: folder.name }));
+  // The backend opens after the handshake, so the editor's first request is not held up by it.
   connection.onInitialized(() => {
-    coreStarted = true;
-    startCore(startEmbeddedRunloom(storagePath, folders));
-    embedded.then(
+    backendStarted = true;
+    startBackend(remote ? RemoteBackend.connect(remote) : startEmbeddedRunloom(storagePath, folders, shellCommands).then((embedded) => new EmbeddedBackend(embedded)));
+    backend.then(
       ({ workspaces }) => void connection.sendNotification(ServerReady.type, { workspaces }),
       (error: unknown) => void connection.sendNotification(ServerReady.type, { workspaces: [], error: error instanceof Error ? error.message : String(error) }),
     );
@@ -56,13 +58,24 @@ connection.onInitialize(({ initializationOptions, workspaceFolders }) => {
 // Finish in-flight work and flush the store before the editor ends the process.
 connection.onShutdown(async () => {
   stopForwarding();
-  if (!coreStarted) return;
-  const started = await embedded.catch(() => undefined);
-  await started?.runloom.close();
+  if (!backendStarted) return;
+  const started = await backend.catch(() => undefined);
+  await started?.close();
 });
 
+// Files saved, renamed or deleted in the editor, or changed by git: the folder's workspace events.
+connection.onDidChangeWatchedFiles(async ({ changes }) => {
+  const kinds: Record<number, FolderFileChange['kind']> = { [FileChangeType.Created]: 'created', [FileChangeType.Changed]: 'changed', [FileChangeType.Deleted]: 'deleted' };
+  const folderChanges = changes.filter((change) => change.uri.startsWith('file:')).map((change) => ({ path: fileUriPath(change.uri), kind: kinds[change.type]! }));
+  if (folderChanges.length > 0) await (await backend).filesChanged(folderChanges);
+});
+
+function fileUriPath(uri: string): string {
+  return decodeURIComponent(new URL(uri).pathname);
+}
+
 function fileKindOf(document: TextDocument): ReturnType<typeof kindOf> {
-  return kindOf(runloomFileKinds, decodeURIComponent(new URL(document.uri).pathname));
+  return kindOf(runloomFileKinds, fileUriPath(document.uri));
 }
 
 documents.onDidChangeContent(({ document }) => {
