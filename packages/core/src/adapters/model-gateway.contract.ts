@@ -300,11 +300,12 @@ export function describeModelGatewayContract(provider: ProviderName, createGatew
     }
 
     describe('stream() only', () => {
-      it('yields text deltas in order, then one finish event with usage', async () => {
+      it('yields text deltas in order (those that arrived together may come joined), then one finish event with usage', async () => {
         fake.reply({ type: 'text', chunks: ['Bon', 'jour', ' le', ' monde'], usage: { input: 21, output: 4 } });
         const events = await collect(gateway.stream(request()));
         const deltas = events.filter((event) => event.type === 'text-delta').map((event) => event.text);
-        assert.deepEqual(deltas, ['Bon', 'jour', ' le', ' monde']);
+        assert.equal(deltas.join(''), 'Bonjour le monde');
+        assert.ok(deltas.every((delta) => delta !== ''), 'no empty delta');
         assert.deepEqual(events.at(-1), { type: 'finish', finishReason: 'stop', usage: { input_tokens: 21, output_tokens: 4 } });
       });
 

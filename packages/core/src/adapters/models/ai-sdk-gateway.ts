@@ -1,10 +1,8 @@
 import type { CallWarning, JSONSchema7, JSONValue, LanguageModel, ModelMessage as SdkMessage, ToolChoice, ToolSet } from 'ai';
 import type { ValidateFunction } from 'ajv';
-import { compileJsonSchema } from '../../domain/runnables/json-schema';
 import type { HttpClient } from '../../ports/http-client';
 import type { Logger } from '../../ports/logger';
 import {
-  ModelCallError,
   type ModelGateway,
   type ModelMessage,
   type ModelParams,
@@ -17,6 +15,7 @@ import {
 import { credentialScrubber, toModelCallError } from './model-call-errors';
 import { importAiSdk, type VendorFetch } from './model-vendor';
 import type { ModelVendors } from './model-vendors';
+import { compileResponseSchema, describeSchemaErrors, openVendorStream, structuredObject, type VendorStreamEvent } from './vendor-stream';
 
 export interface AiSdkModelGatewayOptions {
   /** Every vendor request goes through its `fetch`, under the egress policy. */
@@ -51,8 +50,8 @@ function loadAiSdk(): Promise<AiSdk> {
 
 /**
  * `ModelGateway` over the AI SDK: `generate` is one `generateText` call (the vendor's
- * non-streaming endpoint), `stream` is `streamText` with `fullStream` parts becoming port events
- * (`textStream` would swallow errors). The vendor adapter builds the model from the call's
+ * non-streaming endpoint); `stream` calls the vendor model's `doStream` without `streamText`, and
+ * reads the answer with the vendor's wire decoder where it has one (`openVendorStream`). The vendor adapter builds the model from the call's
  * credentials and sends through the `HttpClient` port's `fetch`, so vendor calls obey the same
  * egress policy as every other outbound request. One step only: tools have no `execute`, so tool calls come back to the caller's
  * agent loop.
@@ -114,57 +113,50 @@ export class AiSdkModelGateway implements ModelGateway {
         yield await failure(request.signal.reason);
         return;
       }
-      let result;
+      let events: AsyncIterable<VendorStreamEvent>;
+      let validate: ValidateFunction | undefined;
       try {
-        const model = await this.vendors.get(provider).languageModel(request.model, request.credentials, this.fetch);
-        const ai = await loadAiSdk();
-        result = ai.streamText({
-          ...this.callOptions(ai, model, request),
+        const vendor = this.vendors.get(provider);
+        validate = request.responseSchema ? compileResponseSchema(provider, request.responseSchema.schema) : undefined;
+        events = await openVendorStream(
+          {
+            fetch: this.fetch,
+            languageModel: (fetch) => vendor.languageModel(request.model, request.credentials, fetch),
+            decodeStream: vendor.decodeStream,
+            maxRetries: request.maxRetries ?? this.options.maxRetries ?? 2,
+            reportWarnings: (warnings) => this.reportWarnings(request, warnings),
+          },
+          request,
           abortSignal,
-          // Errors arrive as `error` parts of fullStream; the default handler would also log them.
-          onError: () => {},
-        });
+        );
       } catch (error) {
         yield await failure(error);
         return;
       }
-      for await (const part of errorsAsParts(result.fullStream)) {
-        switch (part.type) {
-          case 'start-step':
-            this.reportWarnings(request, part.warnings);
-            break;
+      // The structured output is the whole text, checked once it has all come.
+      let text = '';
+      for await (const event of errorsAsParts(events)) {
+        switch (event.type) {
           case 'text-delta':
-            if (part.text !== '') yield { type: 'text-delta', text: part.text };
+            if (validate) text += event.text;
+            yield event;
             break;
           case 'reasoning-delta':
-            if (part.text !== '') yield { type: 'reasoning-delta', text: part.text };
-            break;
           case 'tool-call':
-            yield { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input };
+            yield event;
             break;
           case 'error':
-            yield await failure(part.error);
-            return;
-          case 'abort':
-            yield await failure(request.signal?.reason ?? new DOMException('the model call was aborted', 'AbortError'));
+            yield await failure(event.error);
             return;
           case 'finish': {
             let object: unknown;
-            if (request.responseSchema) {
-              try {
-                object = await result.output;
-              } catch (error) {
-                yield await failure(error);
-                return;
-              }
+            try {
+              object = validate ? structuredObject(provider, text, validate, scrub) : undefined;
+            } catch (error) {
+              yield await failure(error);
+              return;
             }
-            yield end({
-              type: 'finish',
-              // The port's finish reasons are the SDK's; the compiler flags any the SDK adds.
-              finishReason: part.finishReason,
-              usage: { input_tokens: part.totalUsage.inputTokens ?? 0, output_tokens: part.totalUsage.outputTokens ?? 0 },
-              ...(request.responseSchema ? { object } : {}),
-            });
+            yield end({ ...event, ...(validate ? { object } : {}) });
             return;
           }
         }
@@ -175,7 +167,7 @@ export class AiSdkModelGateway implements ModelGateway {
     }
   }
 
-  /** What `generateText` and `streamText` both take: the prompt, tools, output and settings. */
+  /** What `generateText` takes: the prompt, tools, output and settings. */
   private callOptions(ai: AiSdk, model: LanguageModel, request: ModelRequest) {
     return {
       model,
@@ -271,12 +263,7 @@ function toSdkToolChoice(choice: ModelToolChoice): ToolChoice<ToolSet> {
 
 /** Structured output: the vendor's JSON mode with the schema, and the answer checked against it. */
 function structuredOutput(ai: AiSdk, provider: string, responseSchema: NonNullable<ModelRequest['responseSchema']>) {
-  let validate: ValidateFunction;
-  try {
-    validate = compileJsonSchema(responseSchema.schema as Record<string, unknown>);
-  } catch (error) {
-    throw new ModelCallError('bad_request', provider, `the response schema for ${provider} is not a valid JSON Schema: ${(error as Error).message}`);
-  }
+  const validate = compileResponseSchema(provider, responseSchema.schema);
   const schema = ai.jsonSchema(responseSchema.schema as JSONSchema7, {
     validate: (value) =>
       validate(value)
@@ -284,10 +271,6 @@ function structuredOutput(ai: AiSdk, provider: string, responseSchema: NonNullab
         : { success: false, error: new Error(describeSchemaErrors(validate.errors ?? [])) },
   });
   return ai.Output.object({ schema, name: responseSchema.name, description: responseSchema.description });
-}
-
-function describeSchemaErrors(errors: readonly { instancePath: string; message?: string }[]): string {
-  return errors.map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`).join('; ');
 }
 
 function callSettings(params: ModelParams = {}) {

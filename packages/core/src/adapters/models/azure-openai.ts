@@ -1,3 +1,4 @@
+import { decodeChatCompletionStream } from './chat-completion-stream';
 import { ModelCallError } from '../../ports/model-gateway';
 import { baseUrlCredential, importAiSdk, optionalCredential, requiredCredential, type ModelVendor } from './model-vendor';
 
@@ -11,6 +12,7 @@ export const AZURE_OPENAI_DEFAULT_API_VERSION = '2024-10-21';
  */
 export const azureOpenAiVendor: ModelVendor = {
   provider: 'azure-openai',
+  decodeStream: decodeChatCompletionStream,
   async languageModel(deployment, credentials, fetch) {
     const apiKey = requiredCredential('azure-openai', credentials, 'api_key');
     const baseURL = baseUrlCredential('azure-openai', credentials, '/openai');

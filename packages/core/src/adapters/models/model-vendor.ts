@@ -1,6 +1,7 @@
 import type { LanguageModel } from 'ai';
 import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
+import type { StreamDecoder } from './vendor-stream';
 
 /** The `fetch` every vendor request goes through: the `HttpClient` port's, under the egress policy. */
 export type VendorFetch = typeof globalThis.fetch;
@@ -19,6 +20,11 @@ export interface ModelVendor {
    * required credential is missing.
    */
   languageModel(model: string, credentials: ModelCredentials, fetch: VendorFetch): Promise<LanguageModel>;
+  /**
+   * Reads the vendor's streamed answer itself, instead of the SDK model's stream (the lean
+   * stream path, see `openVendorStream`); without it, streams are the SDK model's.
+   */
+  readonly decodeStream?: StreamDecoder;
 }
 
 type AiSdkPackages = typeof import('./ai-sdk').aiSdkPackages;

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { decodeChatCompletionStream } from './chat-completion-stream';
+import type { VendorStreamEvent } from './vendor-stream';
+
+/** A body whose reads are exactly `reads` (text as UTF-8 bytes). */
+function bodyOf(reads: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const read of reads) controller.enqueue(typeof read === 'string' ? encoder.encode(read) : read);
+      controller.close();
+    },
+  });
+}
+
+async function decode(reads: (string | Uint8Array)[]): Promise<VendorStreamEvent[]> {
+  const events: VendorStreamEvent[] = [];
+  for await (const event of decodeChatCompletionStream(bodyOf(reads))) events.push(event);
+  return events;
+}
+
+const chunk = (delta: object, finish: string | null = null, extras: object = {}): string =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extras })}\n\n`;
+const usageChunk = `data: ${JSON.stringify({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } })}\n\n`;
+
+describe('decodeChatCompletionStream', () => {
+  it('joins the text deltas of one read into one event, one event per read, then the finish with usage', async () => {
+    const events = await decode([
+      chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Bon' }) + chunk({ content: 'jour' }),
+      chunk({ content: ' le' }) + chunk({ content: ' monde' }) + chunk({}, 'stop'),
+      usageChunk + 'data: [DONE]\n\n',
+    ]);
+    assert.deepEqual(events, [
+      { type: 'text-delta', text: 'Bonjour' },
+      { type: 'text-delta', text: ' le monde' },
+      { type: 'finish', finishReason: 'stop', usage: { input_tokens: 7, output_tokens: 3 } },
+    ]);
+  });
+
+  it('reads an event cut across reads (mid-character too), CRLF line ends and multi-line data', async () => {
+    const euro = new TextEncoder().encode(chunk({ content: 'à 5 €' }));
+    const cut = euro.length - 6;
+    const events = await decode([euro.slice(0, cut), euro.slice(cut), ': keep-alive\r\n\r\n', `data: {"choices":[{"index":0,\r\ndata: "delta":{"content":"!"},"finish_reason":"length"}]}\r\n\r\n`]);
+    assert.deepEqual(events, [
+      { type: 'text-delta', text: 'à 5 €' },
+      { type: 'text-delta', text: '!' },
+      { type: 'finish', finishReason: 'length', usage: { input_tokens: 0, output_tokens: 0 } },
+    ]);
+  });
+
+  it('assembles tool calls sent in pieces (OpenAI) or whole (Groq, Mistral), with usage from x_groq or the finishing chunk', async () => {
+    const pieces = await decode([
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }) + chunk({ tool_calls: [{ index: 0, function: { arguments: '"Lyon"}' } }] }),
+      chunk({}, 'tool_calls', { x_groq: { usage: { prompt_tokens: 4, completion_tokens: 9 } } }),
+    ]);
+    assert.deepEqual(pieces, [
+      { type: 'tool-call', toolCallId: 'call_1', toolName: 'get_weather', input: { city: 'Lyon' } },
+      { type: 'finish', finishReason: 'tool-calls', usage: { input_tokens: 4, output_tokens: 9 } },
+    ]);
+    const whole = await decode([
+      chunk({ tool_calls: [{ id: 'abcdefghi', function: { name: 'now', arguments: '' } }] }) +
+        chunk({}, 'tool_calls', { usage: { prompt_tokens: 2, completion_tokens: 1 } }),
+    ]);
+    assert.deepEqual(whole, [
+      { type: 'tool-call', toolCallId: 'abcdefghi', toolName: 'now', input: {} },
+      { type: 'finish', finishReason: 'tool-calls', usage: { input_tokens: 2, output_tokens: 1 } },
+    ]);
+  });
+
+  it('keeps reasoning and text apart in order, and takes Mistral content given as text parts', async () => {
+    const events = await decode([chunk({ reasoning: 'think ' }) + chunk({ reasoning: 'more' }) + chunk({ content: [{ type: 'text', text: 'Done' }] }) + chunk({}, 'stop')]);
+    assert.deepEqual(events, [
+      { type: 'reasoning-delta', text: 'think more' },
+      { type: 'text-delta', text: 'Done' },
+      { type: 'finish', finishReason: 'stop', usage: { input_tokens: 0, output_tokens: 0 } },
+    ]);
+  });
+
+  it('ends with an error after the text before it, for an error event or an event that is not JSON', async () => {
+    const vendorError = await decode([chunk({ content: 'partial' }) + `data: {"error":{"message":"overloaded","type":"server_error"}}\n\n` + chunk({ content: 'never' })]);
+    assert.deepEqual(vendorError.slice(0, 1), [{ type: 'text-delta', text: 'partial' }]);
+    assert.equal(vendorError.length, 2);
+    assert.equal(vendorError[1]!.type, 'error');
+    assert.match(String((vendorError[1] as { error: Error }).error.message), /overloaded/);
+
+    const broken = await decode(['data: {not json\n\n']);
+    assert.equal(broken.length, 1);
+    assert.match(String((broken[0] as { error: Error }).error.message), /not JSON/);
+  });
+
+  it('reports a tool call whose arguments are not JSON as an error', async () => {
+    const events = await decode([chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '{"a":' } }] }, 'tool_calls')]);
+    assert.equal(events[0]!.type, 'error');
+    assert.match(String((events[0] as { error: Error }).error.message), /tool 'f' is not JSON/);
+  });
+});

@@ -1,0 +1,138 @@
+import type { ModelFinishReason, ModelUsage } from '../../ports/model-gateway';
+import { chunksOf, toolCall, type VendorStreamEvent } from './vendor-stream';
+
+/**
+ * The `data:` texts of the server-sent events in each read of `body`: one array per socket read
+ * (an event cut across two reads comes with the second), so a decoder yields one event per run of
+ * deltas that arrived together.
+ */
+export async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const bytes of chunksOf(body)) {
+    buffered += decoder.decode(bytes, { stream: true });
+    if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n');
+    const data: string[] = [];
+    let start = 0;
+    for (let end = buffered.indexOf('\n\n'); end !== -1; end = buffered.indexOf('\n\n', start)) {
+      const event = eventData(buffered.slice(start, end));
+      if (event !== undefined) data.push(event);
+      start = end + 2;
+    }
+    buffered = buffered.slice(start);
+    if (data.length > 0) yield data;
+  }
+}
+
+/** The data of one event (its `data:` lines joined), undefined for one without (a comment). */
+function eventData(event: string): string | undefined {
+  // Nearly every vendor event is one `data: …` line.
+  if (event.startsWith('data: ') && !event.includes('\n')) return event.slice(6);
+  let data: string | undefined;
+  for (const line of event.split('\n')) {
+    if (!line.startsWith('data:')) continue;
+    const value = line.slice(line.startsWith('data: ') ? 6 : 5);
+    data = data === undefined ? value : `${data}\n${value}`;
+  }
+  return data;
+}
+
+/** How chat-completions servers spell the finish reasons (OpenAI, Azure, Groq, Mistral). */
+const FINISH_REASONS: Readonly<Record<string, ModelFinishReason>> = {
+  stop: 'stop',
+  length: 'length',
+  model_length: 'length',
+  content_filter: 'content-filter',
+  tool_calls: 'tool-calls',
+  function_call: 'tool-calls',
+  error: 'error',
+};
+
+/**
+ * A streamed chat completion, the wire format OpenAI defined and Azure OpenAI, Groq and Mistral
+ * speak: `data:` chunks whose `choices[0].delta` carries `content` (Mistral: also a list of text
+ * parts), `reasoning` (Groq) or `tool_calls` (the arguments whole or in pieces, by `index`), a
+ * `finish_reason`, and `usage` on a chunk of its own (`stream_options`), on the finishing chunk
+ * (Mistral) or in `x_groq`; then `[DONE]`. Tool calls are yielded once their arguments are whole,
+ * before the finish.
+ */
+export async function* decodeChatCompletionStream(body: ReadableStream<Uint8Array>): AsyncGenerator<VendorStreamEvent> {
+  let finishReason: ModelFinishReason = 'other';
+  let usage: ModelUsage = { input_tokens: 0, output_tokens: 0 };
+  const toolCalls: { id: string; name: string; arguments: string }[] = [];
+  for await (const data of sseDataByRead(body)) {
+    const deltas = new DeltaRun();
+    for (const text of data) {
+      if (text === '[DONE]') continue;
+      let chunk: any;
+      let failure: Error | undefined;
+      try {
+        chunk = JSON.parse(text);
+        if (chunk.error) failure = new Error(String(chunk.error.message ?? JSON.stringify(chunk.error)));
+      } catch {
+        failure = new Error(`the stream sent an event that is not JSON: ${text.slice(0, 100)}`);
+      }
+      if (failure) {
+        // What streamed before the failure still reaches the caller.
+        const run = deltas.flush();
+        if (run) yield run;
+        yield { type: 'error', error: failure };
+        return;
+      }
+      const chunkUsage = chunk.usage ?? chunk.x_groq?.usage;
+      if (chunkUsage) usage = { input_tokens: chunkUsage.prompt_tokens ?? 0, output_tokens: chunkUsage.completion_tokens ?? 0 };
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      if (delta) {
+        let ended: VendorStreamEvent | undefined;
+        if (typeof delta.reasoning === 'string' && (ended = deltas.add('reasoning-delta', delta.reasoning))) yield ended;
+        if (typeof delta.content === 'string') {
+          if ((ended = deltas.add('text-delta', delta.content))) yield ended;
+        } else if (Array.isArray(delta.content)) {
+          for (const part of delta.content) {
+            if (part?.type === 'text' && typeof part.text === 'string' && (ended = deltas.add('text-delta', part.text))) yield ended;
+          }
+        }
+        for (const call of delta.tool_calls ?? []) {
+          const index = typeof call.index === 'number' ? call.index : toolCalls.length;
+          const known = (toolCalls[index] ??= { id: call.id ?? `call-${index}`, name: '', arguments: '' });
+          if (call.id) known.id = call.id;
+          if (call.function?.name) known.name = call.function.name;
+          if (typeof call.function?.arguments === 'string') known.arguments += call.function.arguments;
+        }
+      }
+      if (choice.finish_reason) finishReason = FINISH_REASONS[choice.finish_reason] ?? 'other';
+    }
+    const run = deltas.flush();
+    if (run) yield run;
+  }
+  for (const call of toolCalls) if (call) yield toolCall(call.id, call.name, call.arguments);
+  yield { type: 'finish', finishReason, usage };
+}
+
+/**
+ * Consecutive deltas of one kind, joined into one event. Plain calls, not generators: delegating
+ * from the async generator would cost a promise per delta.
+ */
+class DeltaRun {
+  private kind: 'text-delta' | 'reasoning-delta' = 'text-delta';
+  private text = '';
+
+  /** Adds `text`; answers the run so far when `text` starts one of the other kind. */
+  add(kind: 'text-delta' | 'reasoning-delta', text: string): VendorStreamEvent | undefined {
+    if (text === '') return undefined;
+    const ended = kind === this.kind ? undefined : this.flush();
+    this.kind = kind;
+    this.text += text;
+    return ended;
+  }
+
+  /** The run, emptied; undefined when it has no text. */
+  flush(): VendorStreamEvent | undefined {
+    if (this.text === '') return undefined;
+    const run: VendorStreamEvent = { type: this.kind, text: this.text };
+    this.text = '';
+    return run;
+  }
+}
