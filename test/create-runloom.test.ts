@@ -32,6 +32,10 @@ describe('createRunloom', function () {
       ['bootstrap clients that are not a list', { bootstrapClients: 'a:b:c' }, /options\.bootstrapClients must be an array/],
       ['a module that is not a ContainerModule', { modules: [{ load() {} }] }, /options\.modules\[0\] must be a ContainerModule imported from '@runloom\/core'/],
       ['a misspelt option', { tokenTTLSeconds: 60 }, /^createRunloom: unknown option 'tokenTTLSeconds'$/],
+      ['a blob store URL of another kind', { blobStore: 'gs://bucket/blobs' }, /^createRunloom: options\.blobStore must be a folder path or an s3:\/\/bucket\/prefix URL/],
+      ['an S3 bucket name S3 refuses', { blobStore: 's3://UPPER/blobs' }, /^createRunloom: options\.blobStore must name a bucket of 3–63/],
+      ['an S3 endpoint without an s3:// blob store', { s3Endpoint: 'http://127.0.0.1:9000' }, /^createRunloom: options\.s3Endpoint needs options\.blobStore to be an s3:\/\/bucket\/prefix URL$/],
+      ['an S3 endpoint holding credentials', { blobStore: 's3://bucket', s3Endpoint: 'http://key:secret@127.0.0.1:9000' }, /options\.s3Endpoint must not hold credentials/],
     ];
     for (const [what, options, message] of refused) {
       it(`refuses ${what} with an error naming the option, before opening anything`, async () => {

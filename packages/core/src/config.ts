@@ -11,6 +11,14 @@ export interface RunloomConfig {
   databaseUrl?: string;
   /** Folder holding one folder of files per workspace; undefined: `<dataDir>/workspaces`. */
   workspacesDir?: string;
+  /**
+   * Where resource bytes live: a local folder, or `s3://bucket/prefix` for an S3-compatible bucket
+   * (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION), which
+   * several instances share; undefined: `<dataDir>/blobs`.
+   */
+  blobStore?: string;
+  /** The S3-compatible service (MinIO, Ceph, …) of an `s3://` `blobStore`; undefined: AWS S3. */
+  s3Endpoint?: string;
   /** Prefix of every route, '' for none. */
   basePath: string;
   tokenTtlSeconds: number;

@@ -20,6 +20,8 @@ export { parseEgressAllow, type EgressAllowEntry } from './adapters/node/address
 export { WorkerPatternMatcher } from './adapters/node/worker-pattern-matcher';
 export { NodeProcessLauncher } from './adapters/node/node-process-launcher';
 export { LocalDiskBlobStore } from './adapters/node/local-disk-blob-store';
+export { S3BlobStore, S3RequestError, type S3BlobStoreOptions } from './adapters/s3/s3-blob-store';
+export { blobStoreProblem, checkS3Endpoint, isS3Url, parseS3Location, type S3Location } from './adapters/s3/s3-location';
 export { isWorkspaceTempName, NodeWorkspaceFileSystem, NodeWorkspaceFileSystems } from './adapters/node/node-workspace-file-system';
 export { BusboyMultipartParser } from './adapters/node/busboy-multipart-parser';
 export { HmacMessageSigner } from './adapters/node/hmac-message-signer';

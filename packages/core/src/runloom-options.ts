@@ -2,6 +2,7 @@ import { ContainerModule } from 'inversify';
 import { z } from 'zod';
 import type { RunloomConfig } from './config';
 import { parseEgressAllow } from './adapters/node/address-policy';
+import { blobStoreProblem, checkS3Endpoint, isS3Url } from './adapters/s3/s3-location';
 import { parseBootstrapClients } from './domain/auth/bootstrap-clients';
 
 /** A bad `createRunloom` option: the message names it (`createRunloom: options.port must be …`). */
@@ -22,6 +23,21 @@ const configRules = {
     .string()
     .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in dataDir'),
   workspacesDir: z.string().trim().min(1, 'must be a folder path, not empty; leave it unset for <dataDir>/workspaces'),
+  blobStore: z
+    .string()
+    .trim()
+    .min(1, 'must be a folder path or an s3://bucket/prefix URL, not empty; leave it unset for <dataDir>/blobs')
+    .superRefine((value, context) => {
+      const problem = blobStoreProblem(value);
+      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+    }),
+  s3Endpoint: z.string().superRefine((value, context) => {
+    try {
+      checkS3Endpoint(value);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
   basePath: z
     .string()
     .regex(/^((\/[\w.~-]+)+)?$/, "must be '' or look like /prefix or /a/b (letters, digits, . _ ~ -), without a trailing /"),
@@ -77,6 +93,9 @@ export function parseRunloomOptions(options: unknown): { overrides: Partial<Runl
   const result = optionsSchema.safeParse(defined);
   if (!result.success) throw new RunloomOptionsError(describe(result.error.issues[0]!));
   const { modules = [], ...overrides } = result.data as Partial<RunloomConfig> & { modules?: ContainerModule[] };
+  if (overrides.s3Endpoint !== undefined && !isS3Url(overrides.blobStore ?? '')) {
+    throw new RunloomOptionsError('createRunloom: options.s3Endpoint needs options.blobStore to be an s3://bucket/prefix URL');
+  }
   return { overrides, modules };
 }
 

@@ -11,7 +11,6 @@ describe('runloom serve options', () => {
     assert.deepEqual(parseServeOptions([], {}), {
       host: '127.0.0.1',
       port: 8787,
-      blobStore: undefined,
       runloom: {
         dataDir: path.resolve('.runloom-data'),
         databaseUrl: undefined,
@@ -30,6 +29,8 @@ describe('runloom serve options', () => {
         runConcurrencyPerAccount: undefined,
         threadStreamIdleTimeoutMs: undefined,
         workspacesDir: undefined,
+        blobStore: undefined,
+        s3Endpoint: undefined,
         secretKey: undefined,
         metricsToken: undefined,
       },
@@ -42,7 +43,7 @@ describe('runloom serve options', () => {
         '--host', '0.0.0.0', '--port', '0', '--data-dir', '/tmp/d', '--database-url', 'postgres://u@db/x',
         '--bootstrap-client', 'acct-a:c1:s:with:colons', '--bootstrap-client', 'acct-b:c2:s2', '--allow-private-network',
         '--base-path', '/api/', '--token-ttl-seconds', '60', '--callback-max-attempts', '3',
-        '--callback-initial-backoff-ms', '10', '--rate-limit', '0', '--secret-key', KEY, '--blob-store', '/tmp/blobs',
+        '--callback-initial-backoff-ms', '10', '--rate-limit', '0', '--secret-key', KEY, '--blob-store', 's3://runloom-blobs/prod/a', '--s3-endpoint', 'http://127.0.0.1:9000',
         '--json-body-limit-bytes', '2048', '--upload-limit-bytes', '4096', '--run-concurrency', '4', '--run-concurrency-per-account', '2',
         '--metrics-token', 'scrape-me', '--workspaces-dir', '/tmp/w', '--thread-stream-idle-timeout-ms', '7000', '--enable-shell-commands',
       ],
@@ -51,7 +52,6 @@ describe('runloom serve options', () => {
     assert.deepEqual(options, {
       host: '0.0.0.0',
       port: 0,
-      blobStore: '/tmp/blobs',
       runloom: {
         dataDir: '/tmp/d',
         databaseUrl: 'postgres://u@db/x',
@@ -70,6 +70,8 @@ describe('runloom serve options', () => {
         runConcurrencyPerAccount: 2,
         threadStreamIdleTimeoutMs: 7000,
         workspacesDir: '/tmp/w',
+        blobStore: 's3://runloom-blobs/prod/a',
+        s3Endpoint: 'http://127.0.0.1:9000',
         secretKey: KEY,
         metricsToken: 'scrape-me',
       },
@@ -136,9 +138,12 @@ describe('runloom serve options', () => {
     ['an empty metrics token in the environment', [], { RUNLOOM_METRICS_TOKEN: '' }, /^RUNLOOM_METRICS_TOKEN must be/],
     ['a database URL that is not PostgreSQL', ['--database-url', 'mysql://x'], {}, /postgres:\/\//],
     ['a boolean variable that is not one', [], { RUNLOOM_ALLOW_PRIVATE_NETWORK: 'maybe' }, /RUNLOOM_ALLOW_PRIVATE_NETWORK must be true or false/],
-    ['an S3 blob store, which this build lacks', ['--blob-store', 's3://bucket/prefix'], {}, /--blob-store must be a local folder/],
-    ['an S3 endpoint, which this build lacks', ['--s3-endpoint', 'https://s3.example.com'], {}, /--s3-endpoint is not supported/],
-    ['an S3 endpoint in the environment', [], { RUNLOOM_S3_ENDPOINT: 'https://s3.example.com' }, /^RUNLOOM_S3_ENDPOINT is not supported/],
+    ['a blob store URL that is not s3://', ['--blob-store', 'gs://bucket/prefix'], {}, /^--blob-store must be a folder path or an s3:\/\/bucket\/prefix URL/],
+    ['an S3 bucket name S3 refuses', ['--blob-store', 's3://Bucket_1/p'], {}, /^--blob-store must name a bucket of 3–63 lowercase letters/],
+    ['an S3 prefix with a .. segment', ['--blob-store', 's3://bucket/a/../b'], {}, /^--blob-store has a prefix segment '\.\.'/],
+    ['an S3 endpoint without an s3:// blob store', ['--s3-endpoint', 'https://s3.example.com'], {}, /^--s3-endpoint needs --blob-store s3:\/\/BUCKET\/PREFIX/],
+    ['an S3 endpoint beside a local blob folder', ['--s3-endpoint', 'https://s3.example.com', '--blob-store', '/tmp/b'], {}, /^--s3-endpoint needs --blob-store/],
+    ['an S3 endpoint that is not an http(s) URL', ['--blob-store', 's3://bucket'], { RUNLOOM_S3_ENDPOINT: 'minio:9000' }, /^RUNLOOM_S3_ENDPOINT must be an http:\/\/ or https:\/\/ URL/],
   ];
   for (const [what, args, env, message] of refused) {
     it(`refuses ${what} with a UsageError saying what to fix`, () => {
@@ -152,6 +157,7 @@ describe('runloom serve options', () => {
       [[], { RUNLOOM_BOOTSTRAP_CLIENTS: 'acct-a::env-secret' }, 'env-secret'],
       [['--secret-key', 'c2hvcnQtc2VjcmV0'], {}, 'c2hvcnQtc2VjcmV0'],
       [['--metrics-token', 'has a space'], {}, 'has a space'],
+      [['--blob-store', 's3://b1', '--s3-endpoint', 'http://minio:hunter2@127.0.0.1:9000'], {}, 'hunter2'],
     ] as Array<[string[], Record<string, string>, string]>) {
       assert.throws(
         () => parseServeOptions(args, env),
@@ -160,9 +166,8 @@ describe('runloom serve options', () => {
     }
   });
 
-  it('answers -h like --help, and leaves features this build lacks out of the help', () => {
+  it('answers -h like --help', () => {
     assert.equal(parseServeOptions(['-h'], {}), undefined);
-    assert.ok(!SERVE_USAGE.includes('s3'), 'the help offers S3, which this build lacks');
     assert.match(SERVE_USAGE, /--token-ttl-seconds N\n.*\(default 3600\) \[RUNLOOM_TOKEN_TTL_SECONDS\]/);
   });
 
@@ -188,19 +193,22 @@ describe('runloom serve options', () => {
       '--run-concurrency-per-account': [['1'], (o) => o.runloom.runConcurrencyPerAccount, 1],
       '--thread-stream-idle-timeout-ms': [['5000'], (o) => o.runloom.threadStreamIdleTimeoutMs, 5000],
       '--workspaces-dir': [['/tmp/sample-workspaces'], (o) => o.runloom.workspacesDir, '/tmp/sample-workspaces'],
-      '--blob-store': [['/tmp/sample-blobs'], (o) => o.blobStore, '/tmp/sample-blobs'],
+      '--blob-store': [['/tmp/sample-blobs'], (o) => o.runloom.blobStore, '/tmp/sample-blobs'],
+      '--s3-endpoint': [['https://minio.lan:9000'], (o) => o.runloom.s3Endpoint, 'https://minio.lan:9000'],
       '--secret-key': [[KEY], (o) => o.runloom.secretKey, KEY],
       '--metrics-token': [['m-token'], (o) => o.runloom.metricsToken, 'm-token'],
     };
-    const shown = [...SERVE_USAGE.matchAll(/^ {2}--([a-z-]+)/gm)].map((match) => `--${match[1]}`).filter((flag) => flag !== '--help');
+    const shown = [...SERVE_USAGE.matchAll(/^ {2}--([a-z0-9-]+)/gm)].map((match) => `--${match[1]}`).filter((flag) => flag !== '--help');
     assert.deepEqual(shown.sort(), Object.keys(samples).sort(), 'the help and the samples list different flags');
     for (const flag of shown) {
       const [value, read, expected] = samples[flag]!;
-      assert.deepEqual(read(parseServeOptions([flag, ...value], {})!), expected, flag);
+      // The endpoint serves an S3 blob store: given beside one.
+      const context: Record<string, string> = flag === '--s3-endpoint' ? { RUNLOOM_BLOB_STORE: 's3://bucket/prefix' } : {};
+      assert.deepEqual(read(parseServeOptions([flag, ...value], context)!), expected, flag);
       const variable = `RUNLOOM_${flag.slice(2).toUpperCase().replace(/-/g, '_')}`;
       const fromEnv = flag === '--bootstrap-client' ? 'RUNLOOM_BOOTSTRAP_CLIENTS' : variable;
       assert.ok(SERVE_USAGE.includes(`[${fromEnv}`), `${flag} does not name ${fromEnv}`);
-      assert.deepEqual(read(parseServeOptions([], { [fromEnv]: value[0] ?? 'true' })!), expected, fromEnv);
+      assert.deepEqual(read(parseServeOptions([], { ...context, [fromEnv]: value[0] ?? 'true' })!), expected, fromEnv);
     }
   });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { defaultConfig, parseBootstrapClients, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
-import { parseEgressAllow } from '@runloom/core/node';
+import { blobStoreProblem, checkS3Endpoint, isS3Url, parseEgressAllow } from '@runloom/core/node';
 
 /**
  * A command line the user must fix: the CLI prints the message and exits 2, with a pointer to
@@ -44,8 +44,6 @@ interface FlagRow {
   env?: readonly string[];
   /** Its value is a credential: an error never repeats it. */
   secret?: boolean;
-  /** Refused with its own message but left out of `--help`: a feature this build does not have. */
-  hidden?: boolean;
   /** Checks and converts the raw text (a list of texts when repeatable). */
   schema: z.ZodType;
   /** Where the value goes. */
@@ -260,13 +258,16 @@ const FLAGS = {
   },
   'blob-store': {
     commands: ['serve'],
-    value: 'DIR',
-    help: 'folder of resource bytes (a local folder; S3 is not in this build)',
+    value: 'DIR|s3://BUCKET/PREFIX',
+    help: 'where resource bytes live: a local folder, or an S3-compatible bucket that several instances share (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION)',
     shownDefault: 'blobs/ in the data dir',
     schema: text
-      .refine((value) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(value), 'must be a local folder: this build has no remote blob store')
-      .transform((value) => path.resolve(value)),
-    to: { own: 'blobStore' },
+      .superRefine((value, context) => {
+        const problem = blobStoreProblem(value);
+        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+      })
+      .transform((value) => (isS3Url(value) ? value : path.resolve(value))),
+    to: { option: 'blobStore' },
   },
   'secret-key': {
     commands: ['serve', 'client create'],
@@ -295,10 +296,18 @@ const FLAGS = {
   's3-endpoint': {
     commands: ['serve'],
     value: 'URL',
-    help: 'S3-compatible blob stores are not in this build',
-    hidden: true,
-    schema: z.never({ error: 'is not supported: this build has no S3-compatible blob store; use a local --blob-store folder' }),
-    to: { own: 's3Endpoint' },
+    help: 'the S3-compatible service (MinIO, Ceph, …) of an s3:// --blob-store, addressed path-style',
+    shownDefault: 'AWS S3',
+    // Never echoed: a URL given with user:password in it holds a credential.
+    secret: true,
+    schema: text.superRefine((value, context) => {
+      try {
+        checkS3Endpoint(value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+    to: { option: 's3Endpoint' },
   },
 } satisfies Record<string, FlagRow>;
 
@@ -308,8 +317,6 @@ const rows = Object.entries(FLAGS) as [FlagName, FlagRow][];
 export interface ServeOptions {
   host: string;
   port: number;
-  /** Folder of resource bytes when not the data dir's `blobs/`. */
-  blobStore?: string;
   runloom: CommandRunloomOptions;
 }
 
@@ -323,7 +330,10 @@ export function parseServeOptions(args: string[], env: Env): ServeOptions | unde
   const parsed = parseCommand('serve', args, env);
   if (!parsed) return undefined;
   const { own, runloom } = parsed;
-  return { host: own.host as string, port: own.port as number, blobStore: own.blobStore as string | undefined, runloom };
+  if (runloom.s3Endpoint !== undefined && !isS3Url(runloom.blobStore ?? '')) {
+    throw new UsageError('--s3-endpoint needs --blob-store s3://BUCKET/PREFIX: the endpoint serves that bucket', false);
+  }
+  return { host: own.host as string, port: own.port as number, runloom };
 }
 
 /** `runloom client create` options; undefined means `--help`. */
@@ -469,7 +479,7 @@ export function dataDirProblem(dir: string): string | undefined {
 export function usage(command: Command): string {
   const { synopsis, summary } = COMMAND_TEXT[command];
   const lines = rows
-    .filter(([, row]) => row.commands.includes(command) && !row.hidden)
+    .filter(([, row]) => row.commands.includes(command))
     .map(([name, row]) => {
       const variables = envNames(name, row);
       const env = variables.length === 0 ? '' : ` [${row.repeatable ? `${variables[0]}, comma-separated` : variables[0]}]`;

@@ -2,15 +2,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { LocalDiskBlobStore, PinoLogger, SECRET_KEY_FILE, StoreLockedError } from '@runloom/core/node';
-import { BlobStore, ContainerModule, createRunloom, Logger, SecretKeyMismatchError, type CreateRunloomOptions, type Runloom } from '@runloom/core';
+import { PinoLogger, SECRET_KEY_FILE, StoreLockedError } from '@runloom/core/node';
+import { ContainerModule, createRunloom, Logger, SecretKeyMismatchError, type CreateRunloomOptions, type Runloom } from '@runloom/core';
 import {
   CLIENT_CREATE_USAGE,
   parseClientCreateOptions,
   parseServeOptions,
   SERVE_USAGE,
   UsageError,
-  type ServeOptions,
 } from './cli-options';
 import { listen } from './serve';
 import { version } from '../package.json';
@@ -79,7 +78,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const signals = shutdownSignals();
   const destination = pino.destination({ dest: 1, sync: false });
   const logger = new PinoLogger(destination);
-  const runloom = await open({ ...options.runloom, modules: [hostModule(options, logger)] }, 'serve');
+  const runloom = await open({ ...options.runloom, modules: [hostModule(logger)] }, 'serve');
   let server: Awaited<ReturnType<typeof listen>>;
   try {
     server = await listen(runloom, { host: options.host, port: options.port });
@@ -98,11 +97,10 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return 0;
 }
 
-/** Binds what the server host provides: JSON logs on stdout, and the blob folder when given. */
-function hostModule(options: ServeOptions, logger: Logger): ContainerModule {
+/** Binds what the server host provides: JSON logs on stdout. */
+function hostModule(logger: Logger): ContainerModule {
   return new ContainerModule(({ rebind }) => {
     rebind(Logger).toConstantValue(logger);
-    if (options.blobStore !== undefined) rebind(BlobStore).toConstantValue(new LocalDiskBlobStore(options.blobStore));
   });
 }
 

@@ -32,6 +32,8 @@ import { AesGcmSecretBox } from './node/aes-gcm-secret-box';
 import { BusboyMultipartParser } from './node/busboy-multipart-parser';
 import { HmacMessageSigner } from './node/hmac-message-signer';
 import { LocalDiskBlobStore } from './node/local-disk-blob-store';
+import { S3BlobStore } from './s3/s3-blob-store';
+import { isS3Url, parseS3Location } from './s3/s3-location';
 import { NodeWorkspaceFileSystems } from './node/node-workspace-file-system';
 import { NodeContentHasher } from './node/node-content-hasher';
 import { GuardedHttpClient } from './node/guarded-http-client';
@@ -92,7 +94,7 @@ export const platformModule = new ContainerModule(({ bind }) => {
     )
     .inSingletonScope();
   bind(BlobStore)
-    .toResolvedValue((config: RunloomConfig) => new LocalDiskBlobStore(path.join(config.dataDir, 'blobs')), [RunloomConfig])
+    .toResolvedValue((config: RunloomConfig, logger: Logger) => openBlobStore(config, logger), [RunloomConfig, Logger])
     .inSingletonScope();
   bind(MultipartParser).toConstantValue(new BusboyMultipartParser());
   bind(WorkspaceFileSystems)
@@ -131,4 +133,14 @@ function openDatabase(config: RunloomConfig, logger: Logger): Promise<Database> 
     throw new Error(`databaseUrl must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in ${config.dataDir}`);
   }
   return openSqlJsDatabase({ dir: path.join(config.dataDir, 'db'), logger });
+}
+
+/**
+ * Where resource bytes live: `<dataDir>/blobs` unless `blobStore` names another folder, or an
+ * S3-compatible bucket (`s3://bucket/prefix`, at `s3Endpoint` when given) that instances share.
+ */
+function openBlobStore(config: RunloomConfig, logger: Logger): BlobStore {
+  const location = config.blobStore ?? path.join(config.dataDir, 'blobs');
+  if (!isS3Url(location)) return new LocalDiskBlobStore(location);
+  return new S3BlobStore({ ...parseS3Location(location), endpoint: config.s3Endpoint, logger });
 }

@@ -46,3 +46,17 @@ export function checkS3Endpoint(text: string): string {
   }
   return text;
 }
+
+/** Why `value` cannot be the blob store (a folder, or an s3:// URL), or undefined when it can. */
+export function blobStoreProblem(value: string): string | undefined {
+  if (isS3Url(value)) {
+    try {
+      parseS3Location(value);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return undefined;
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return 'must be a folder path or an s3://bucket/prefix URL (no other remote store exists)';
+  return undefined;
+}
