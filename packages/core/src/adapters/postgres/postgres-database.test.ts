@@ -177,6 +177,66 @@ describe('PostgresDatabase', function () {
     assert.equal(await instances[1]!.count('items', { status: 'queued' }), 0);
   });
 
+  describe('group commit', () => {
+    const notesMigration = { id: 'pg/002-notes', steps: [{ createCollection: 'notes', fields: { item_id: 'text' as const } }] };
+    let database: PostgresDatabase;
+    /** Sessions of their own, outside the store's pool. */
+    let observer: pg.Pool;
+    beforeEach(async () => {
+      database = await open();
+      await database.migrate([itemsMigration, notesMigration]);
+      observer = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
+    });
+    afterEach(() => observer.end());
+
+    /** Whether another session sees the item: only committed rows are visible there. */
+    const committed = async (id: string): Promise<boolean> =>
+      (await observer.query(`SELECT 1 FROM "${schema.schema}"."items" WHERE "id" = $1`, [id])).rowCount === 1;
+
+    it('commits concurrent writes in shared transactions, each acknowledged only once committed', async () => {
+      const writes = Array.from({ length: 40 }, (_, n) =>
+        database
+          .write([
+            { op: 'insert', collection: 'items', doc: { id: `i${n}`, rank: n } },
+            { op: 'insert', collection: 'notes', doc: { id: `n${n}`, item_id: `i${n}` } },
+          ])
+          .then(() => committed(`i${n}`)),
+      );
+      assert.deepEqual(await Promise.all(writes), writes.map(() => true));
+      // Rows written by one transaction carry its id (xmin): far fewer transactions than writes.
+      const transactions = await observer.query(`SELECT DISTINCT xmin::text FROM "${schema.schema}"."items"`);
+      assert.ok(transactions.rowCount! < 10, `${transactions.rowCount} transactions for 40 writes`);
+      assert.equal(await database.count('notes'), 40);
+    });
+
+    it('refuses only the writes of a batch that cannot apply; the others commit and none is half-applied', async () => {
+      await database.write([{ op: 'insert', collection: 'items', doc: { id: 'taken', status: 'queued' } }]);
+      const outcome = (write: Promise<void>) => write.then(() => 'ok', (error: Error) => error.constructor.name);
+      const outcomes = await Promise.all([
+        ...Array.from({ length: 10 }, (_, n) => outcome(database.write([{ op: 'insert', collection: 'items', doc: { id: `a${n}` } }]))),
+        // Two operations, the second on an existing id: neither may apply.
+        outcome(
+          database.write([
+            { op: 'insert', collection: 'notes', doc: { id: 'half', item_id: 'taken' } },
+            { op: 'insert', collection: 'items', doc: { id: 'taken' } },
+          ]),
+        ),
+        // Racing claims of one item: exactly one wins.
+        ...Array.from({ length: 4 }, (_, n) =>
+          outcome(database.write([{ op: 'replace', collection: 'items', doc: { id: 'taken', status: `claimed-${n}` }, expect: { status: 'queued' } }])),
+        ),
+        ...Array.from({ length: 10 }, (_, n) => outcome(database.write([{ op: 'insert', collection: 'items', doc: { id: `b${n}` } }]))),
+      ]);
+      assert.deepEqual(outcomes.slice(0, 10), Array(10).fill('ok'));
+      assert.equal(outcomes[10], 'DuplicateIdError');
+      assert.deepEqual(outcomes.slice(11, 15).sort(), ['WriteConflictError', 'WriteConflictError', 'WriteConflictError', 'ok']);
+      assert.deepEqual(outcomes.slice(15), Array(10).fill('ok'));
+      assert.equal(await database.get('notes', 'half'), undefined);
+      assert.equal(await database.count('items'), 21);
+      assert.equal(await database.count('items', { status: 'queued' }), 0);
+    });
+  });
+
   it('sees a holder dead the moment its session ends, and tells the holder its hold was lost', async () => {
     const [holding, watching] = [await open(), await open()];
     await Promise.all([holding.migrate([]), watching.migrate([])]);

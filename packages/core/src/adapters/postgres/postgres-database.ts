@@ -14,6 +14,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
+import { batchSteps, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
 
 export interface PostgresDatabaseOptions {
   /**
@@ -53,15 +54,25 @@ const FIELD_TYPES: Record<string, FieldType> = {
 /** SQLSTATEs after which a whole transaction can simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const WRITE_ATTEMPTS = 3;
-
-type Param = string | number | boolean | null;
+/**
+ * Batches committing at once. Writes that arrive meanwhile wait and share the next batch's
+ * transaction (group commit): one commit, one WAL flush and a few statements for many writes,
+ * where each write alone would cost a transaction of its own.
+ */
+const BATCHES_IN_FLIGHT = 2;
+/** Most writes in one batch: bounds a transaction's size and how long its first write waits. */
+const MAX_BATCH_WRITES = 256;
 
 /**
  * The `Database` port on PostgreSQL, for several instances sharing one database. One table per
  * collection: `id` primary key, the document as `json` in `_doc` (the exact text: key order and
  * every string survive, which `jsonb` would not promise), and one indexed column per declared field.
- * `write` is one transaction whose `expect` preconditions are part of its UPDATE/DELETE statements,
- * so concurrent writers serialize on the rows they touch. Migrations run under an advisory lock.
+ * Writes are group-committed: those that arrive while earlier batches commit share one transaction
+ * (`expect` preconditions are part of their UPDATE/DELETE statements, so concurrent writers
+ * serialize on the rows they touch), and each resolves only once that transaction has committed.
+ * A write that cannot apply in its batch is refused alone when it changed nothing; otherwise the
+ * batch rolls back and its writes run again one transaction each. Migrations run under an
+ * advisory lock.
  *
  * Liveness: a holder is live while a connection of its process holds a session-level advisory lock
  * on a 64-bit hash of the schema and the holder. When the process dies (even `kill -9`) the server
@@ -72,6 +83,9 @@ export class PostgresDatabase implements Database {
   private collections = new Map<string, Map<string, FieldType>>();
   /** Connections holding liveness locks, each with what ends its hold. */
   private readonly holds = new Map<pg.Client, () => Promise<void>>();
+  /** Writes waiting for a batch, oldest first. */
+  private queued: PendingWrite[] = [];
+  private batchesInFlight = 0;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -133,17 +147,10 @@ export class PostgresDatabase implements Database {
   async write(ops: readonly WriteOp[]): Promise<void> {
     if (ops.length === 0) return;
     const statements = await Promise.all(ops.map((op) => this.opStatement(op)));
-    // A single statement is atomic on its own: no transaction round trips needed.
-    const [only] = statements;
-    if (only && statements.length === 1) {
-      await this.retrying(() => this.runOp(this.pool, only));
-      return;
-    }
-    await this.retrying(() =>
-      this.transaction(async (client) => {
-        for (const statement of statements) await this.runOp(client, statement);
-      }),
-    );
+    await new Promise<void>((resolve, reject) => {
+      this.queued.push({ statements, resolve, reject });
+      this.startBatches();
+    });
   }
 
   async holdLiveness(holder: string, onLost: (error: Error) => void): Promise<LivenessHold> {
@@ -192,10 +199,79 @@ export class PostgresDatabase implements Database {
     return `runloom:live:${this.schema}:${holder}`;
   }
 
+  /** Starts a batch of the queued writes while fewer than BATCHES_IN_FLIGHT are committing. */
+  private startBatches(): void {
+    while (this.queued.length > 0 && this.batchesInFlight < BATCHES_IN_FLIGHT) {
+      const batch = this.queued.splice(0, MAX_BATCH_WRITES);
+      this.batchesInFlight += 1;
+      void this.commitBatch(batch).finally(() => {
+        this.batchesInFlight -= 1;
+        this.startBatches();
+      });
+    }
+  }
+
+  /** Commits `batch` in one transaction, or (when that fails) each of its writes in its own. Never rejects. */
+  private async commitBatch(batch: PendingWrite[]): Promise<void> {
+    let pending = batch;
+    if (batch.length > 1) {
+      const refused = new Map<PendingWrite, Error>();
+      try {
+        await this.transaction(async (client) => {
+          for (const step of batchSteps(batch)) {
+            const result = await client.query(step.sql, step.params);
+            if (result.rowCount === step.rows) continue;
+            if (!step.alone) throw new BatchCannotApply();
+            refused.set(step.alone, opError(step.alone.statements[0]!));
+          }
+        });
+        for (const write of batch) {
+          const error = refused.get(write);
+          if (error) write.reject(error);
+          else write.resolve();
+        }
+        return;
+      } catch (error) {
+        // The writes refused alone changed nothing and stay refused.
+        for (const [write, refusal] of refused) write.reject(refusal);
+        pending = batch.filter((write) => !refused.has(write));
+        // Without an answer from the server (a broken connection) the commit may have happened:
+        // running the writes again could apply them twice, so they fail as a lone write would.
+        if (!(error instanceof BatchCannotApply) && (error as { code?: unknown }).code === undefined) {
+          for (const write of pending) write.reject(error);
+          return;
+        }
+        // Rolled back by the server: every other write runs again in a transaction of its own.
+      }
+    }
+    for (const write of pending) {
+      try {
+        await this.writeAlone(write.statements);
+        write.resolve();
+      } catch (error) {
+        write.reject(error);
+      }
+    }
+  }
+
+  /** One write in a transaction of its own (a single statement is atomic without one). */
+  private async writeAlone(statements: OpStatement[]): Promise<void> {
+    const [only] = statements;
+    if (only && statements.length === 1) {
+      await this.retrying(() => this.runOp(this.pool, only));
+      return;
+    }
+    await this.retrying(() =>
+      this.transaction(async (client) => {
+        for (const statement of statements) await this.runOp(client, statement);
+      }),
+    );
+  }
+
   private async runOp(runner: pg.Pool | pg.PoolClient, statement: OpStatement): Promise<void> {
     const result = await runner.query(statement.sql, statement.params);
     if (result.rowCount !== 0) return;
-    throw statement.op.op === 'insert' ? new DuplicateIdError(statement.op.collection, statement.id) : new WriteConflictError(statement.op.collection, statement.id);
+    throw opError(statement);
   }
 
   private async opStatement(op: WriteOp): Promise<OpStatement> {
@@ -209,8 +285,15 @@ export class PostgresDatabase implements Database {
     const values = [JSON.stringify(op.doc), ...[...fields].map(([field, type]) => columnValue(type, op.doc[field]))];
     if (op.op === 'insert') {
       const columns = ['id', '_doc', ...fields.keys()].map(quote).join(', ');
-      const placeholders = [textValue(op.doc.id), ...values].map((value) => placeholder(params, value)).join(', ');
-      return { op, id: op.doc.id, sql: `INSERT INTO ${table} (${columns}) VALUES (${placeholders}) ON CONFLICT ("id") DO NOTHING`, params };
+      const row = [textValue(op.doc.id), ...values];
+      const placeholders = row.map((value) => placeholder(params, value)).join(', ');
+      return {
+        op,
+        id: op.doc.id,
+        sql: `INSERT INTO ${table} (${columns}) VALUES (${placeholders}) ON CONFLICT ("id") DO NOTHING`,
+        params,
+        insert: { table, columns, row },
+      };
     }
     const assignments = ['_doc', ...fields.keys()].map((field, index) => `${quote(field)} = ${placeholder(params, values[index]!)}`);
     const conditions = [`"id" = ${placeholder(params, textValue(op.doc.id))}`, ...conditionsSql(op.collection, fields, op.expect, params)];
@@ -320,11 +403,13 @@ export class PostgresDatabase implements Database {
   }
 }
 
-interface OpStatement {
-  op: WriteOp;
-  id: string;
-  sql: string;
-  params: Param[];
+/** A write of a batch changed fewer rows than it must, and undoing it needs the batch rolled back. */
+class BatchCannotApply extends Error {}
+
+/** What a write gets when `statement` changed no row: its id exists (insert), or its precondition failed. */
+function opError(statement: OpStatement): Error {
+  const { op, id } = statement;
+  return op.op === 'insert' ? new DuplicateIdError(op.collection, id) : new WriteConflictError(op.collection, id);
 }
 
 /**
@@ -472,11 +557,6 @@ function textValue(value: string): string {
   if (!value.includes('\u0000') && !value.includes('\u0001')) return value;
   // \x01 first, so the \x01s that stand for NUL are not escaped again.
   return value.replaceAll('\u0001', '\u0001\u0002').replaceAll('\u0000', '\u0001\u0001');
-}
-
-function placeholder(params: Param[], value: Param): string {
-  params.push(value);
-  return `$${params.length}`;
 }
 
 function checkedName(kind: string, name: string): string {

@@ -1,0 +1,81 @@
+import type { WriteOp } from '../../ports/database';
+
+export type Param = string | number | boolean | null;
+
+/** One operation of a write as SQL. An insert also keeps its row, so a batch can merge inserts. */
+export interface OpStatement {
+  op: WriteOp;
+  id: string;
+  sql: string;
+  params: Param[];
+  insert?: { table: string; columns: string; row: Param[] };
+}
+
+/** A write waiting for its batch: its statements, and how to tell its caller the outcome. */
+export interface PendingWrite {
+  statements: OpStatement[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * One statement of a batch's transaction and how many rows it must change. `alone` names the
+ * write it is the only operation of: when it changes no row, that write failed without changing
+ * anything, so it alone is refused and the rest of the batch goes on.
+ */
+export interface BatchStep {
+  sql: string;
+  params: Param[];
+  rows: number;
+  alone?: PendingWrite;
+}
+
+/** PostgreSQL's limit on the parameters of one statement. */
+const MAX_STATEMENT_PARAMETERS = 65_535;
+
+/**
+ * The statements that apply every write of `batch` in one transaction. The inserts into a
+ * collection that the batch only inserts into become one multi-row insert per collection (rows in
+ * batch order): tables have no constraints between them, so statements on different collections
+ * may run in any order. Every other operation runs as itself, in batch order.
+ */
+export function batchSteps(batch: readonly PendingWrite[]): BatchStep[] {
+  const onlyInserts = new Map<string, boolean>();
+  for (const write of batch) {
+    for (const { op } of write.statements) onlyInserts.set(op.collection, (onlyInserts.get(op.collection) ?? true) && op.op === 'insert');
+  }
+  const inserts = new Map<string, NonNullable<OpStatement['insert']>[]>();
+  const steps: BatchStep[] = [];
+  for (const write of batch) {
+    for (const statement of write.statements) {
+      if (statement.insert && onlyInserts.get(statement.op.collection)) {
+        const rows = inserts.get(statement.op.collection) ?? [];
+        rows.push(statement.insert);
+        inserts.set(statement.op.collection, rows);
+      } else {
+        steps.push({ sql: statement.sql, params: statement.params, rows: 1, alone: write.statements.length === 1 ? write : undefined });
+      }
+    }
+  }
+  return [...[...inserts.values()].flatMap((rows) => multiRowInserts(rows)), ...steps];
+}
+
+/** `INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING`, split where it would pass the parameter limit. */
+function multiRowInserts(rows: NonNullable<OpStatement['insert']>[]): BatchStep[] {
+  const { table, columns } = rows[0]!;
+  const perRow = rows[0]!.row.length;
+  const rowsPerStatement = Math.max(1, Math.floor(MAX_STATEMENT_PARAMETERS / perRow));
+  const steps: BatchStep[] = [];
+  for (let start = 0; start < rows.length; start += rowsPerStatement) {
+    const chunk = rows.slice(start, start + rowsPerStatement);
+    const params: Param[] = [];
+    const values = chunk.map(({ row }) => `(${row.map((value) => placeholder(params, value)).join(', ')})`);
+    steps.push({ sql: `INSERT INTO ${table} (${columns}) VALUES ${values.join(', ')} ON CONFLICT ("id") DO NOTHING`, params, rows: chunk.length });
+  }
+  return steps;
+}
+
+export function placeholder(params: Param[], value: Param): string {
+  params.push(value);
+  return `$${params.length}`;
+}
