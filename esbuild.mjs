@@ -1,7 +1,8 @@
 // Builds every bundle of the repository (`npm run build`, and `prepare` on `npm install`):
 // - the core: packages/core/dist/runloom-core.js, with index.js, node.js and testing.js as views of
 //   it (the package's entry points), the sql.js snapshot worker, ai-sdk.js (loaded on the first
-//   model call), isomorphic-git.js (loaded on the first git operation) and sql-wasm.wasm beside them;
+//   model call), isomorphic-git.js (loaded on the first git operation), s3.js (on the first use of an
+//   S3 blob store) and sql-wasm.wasm beside them;
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
 // - the VS Code extension: packages/vscode/dist/extension.js (client) and server.js (language server).
 // CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
@@ -28,15 +29,18 @@ const aiSdkEntry = path.resolve('packages/core/src/adapters/models/ai-sdk.ts');
  * ~570 KB were 13% of runloom-core.js, parsed by every server, most never touching a repository.
  */
 const isomorphicGitEntry = path.resolve('packages/core/src/adapters/git/isomorphic-git.ts');
+/** The AWS SDK likewise, `s3.js` required on the first use of an S3 blob store: ~1 MB that a server on local blobs never needs. */
+const s3Entry = path.resolve('packages/core/src/adapters/s3/s3.ts');
 /** The modules bundled apart, each with the file beside the bundle that their importers require. */
 const apartFiles = new Map([
   [aiSdkEntry, './ai-sdk.js'],
   [isomorphicGitEntry, './isomorphic-git.js'],
+  [s3Entry, './s3.js'],
 ]);
 const bundledApart = {
   name: 'bundled-apart',
   setup(build) {
-    build.onResolve({ filter: /\/(ai-sdk|isomorphic-git)$/ }, (args) => {
+    build.onResolve({ filter: /\/(ai-sdk|isomorphic-git|s3)$/ }, (args) => {
       const file = args.kind === 'entry-point' ? undefined : apartFiles.get(path.resolve(args.resolveDir, `${args.path}.ts`));
       return file === undefined ? undefined : { path: file, external: true };
     });
@@ -100,6 +104,7 @@ const bundles = [
       'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
       'ai-sdk': aiSdkEntry,
       'isomorphic-git': isomorphicGitEntry,
+      s3: s3Entry,
     },
     outdir: 'packages/core/dist',
     plugins: [coreBundleEntry],
@@ -124,6 +129,7 @@ const bundles = [
       'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
       'ai-sdk': aiSdkEntry,
       'isomorphic-git': isomorphicGitEntry,
+      s3: s3Entry,
     },
     outdir: 'packages/vscode/dist',
     external: ['vscode'],
