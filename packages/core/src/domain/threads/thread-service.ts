@@ -49,14 +49,18 @@ export class ThreadService implements WorkspaceMetadataContributor {
     return { thread_count: await this.store.count(accountId, workspaceId), last_activity_at: latest?.updated_at ?? null };
   }
 
-  /** The thread; 404 without a file, 409 when the file is not a thread (the index then says so too). */
+  /**
+   * The thread; 404 without a file, 409 when the file is not a thread (the index then says so
+   * too). Read in the thread's queue, so it holds every write queued before it: a reply saved
+   * just as its stream ended (see `ThreadStreams`) included.
+   */
   async get(accountId: string, workspaceId: string, threadId: string): Promise<Thread> {
     const files = await this.workspaces.files(accountId, workspaceId);
-    const read = await this.store.read(files, threadId);
-    if (read.kind === 'broken') {
-      await this.locks.run(lockKey(workspaceId, threadId), () => this.store.reindex(accountId, workspaceId, threadId, read));
-    }
-    return readable(read, threadId);
+    return this.locks.run(lockKey(workspaceId, threadId), async () => {
+      const read = await this.store.read(files, threadId);
+      if (read.kind === 'broken') await this.store.reindex(accountId, workspaceId, threadId, read);
+      return readable(read, threadId);
+    });
   }
 
   /** Creates the thread or overwrites it whole (a broken file included); `created` tells which. */
@@ -132,12 +136,13 @@ export class ThreadService implements WorkspaceMetadataContributor {
 
   /**
    * Applies `change` to the thread as it is now, alone among the writers of this thread, and
-   * publishes it: what streams use to append the user message and save the reply. No archived
-   * check here: a reply accepted before the workspace was archived is still kept.
+   * publishes it: what streams use to append the user message and save the reply. Queued when
+   * called (a read called after it sees the change). No archived check here: a reply accepted
+   * before the workspace was archived is still kept.
    */
-  async change(accountId: string, workspaceId: string, threadId: string, change: ThreadChange): Promise<Thread> {
-    const files = await this.workspaces.files(accountId, workspaceId);
+  change(accountId: string, workspaceId: string, threadId: string, change: ThreadChange): Promise<Thread> {
     return this.locks.run(lockKey(workspaceId, threadId), async () => {
+      const files = await this.workspaces.files(accountId, workspaceId);
       const current = readable(await this.store.read(files, threadId), threadId);
       const thread = { ...change(current), id: threadId, created_at: current.created_at, updated_at: this.clock.now().toISOString() };
       await this.commit(files, accountId, workspaceId, thread);

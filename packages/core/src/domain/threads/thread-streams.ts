@@ -231,25 +231,34 @@ export class ThreadStreams implements Lifecycle {
       const stop = reason instanceof StreamStop ? reason : new StreamStop('error', 'the model stream ended without finishing');
       stream.append(builder.fail(stop.status, stop.message), true);
     }
-    if (await recorded) await this.save(stream, () => builder.message());
+    // The save is queued before the stream ends, not awaited: the client's last chunk waits for no
+    // disk write, and a read of the thread (a next POST's included) queues behind the save.
+    const saved = (await recorded) ? this.save(stream, () => builder.message()) : undefined;
+    this.registry.release(stream);
+    stream.end();
+    await saved;
     await this.markers.delete(stream.accountId, stream.id).catch((error: unknown) => {
       this.logger.warn({ stream: stream.id, error: (error as Error).message }, 'a thread stream marker could not be removed');
     });
-    stream.end();
-    this.registry.release(stream);
     this.generations.delete(stream);
   }
 
-  /** Writes the reply into its thread; a thread deleted (or broken) meanwhile keeps nothing, and says so in the log. */
-  private async save(stream: ThreadStream, message: () => UIMessage): Promise<void> {
-    try {
-      await this.threads.change(stream.accountId, stream.workspaceId, stream.threadId, (thread) => ({
+  /**
+   * Writes the reply into its thread, queued at once (see `ThreadService.change`); a thread
+   * deleted (or broken) meanwhile keeps nothing, and says so in the log.
+   */
+  private save(stream: ThreadStream, message: () => UIMessage): Promise<void> {
+    return this.threads
+      .change(stream.accountId, stream.workspaceId, stream.threadId, (thread) => ({
         ...thread,
         messages: mergeMessages(thread.messages, [message()]),
-      }));
-    } catch (error) {
-      this.logger.warn({ stream: stream.id, thread: stream.threadId, error: (error as Error).message }, 'a thread reply could not be saved');
-    }
+      }))
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.logger.warn({ stream: stream.id, thread: stream.threadId, error: (error as Error).message }, 'a thread reply could not be saved');
+        },
+      );
   }
 
   /** Stops the stream once the vendor has sent nothing for `threadStreamIdleTimeoutMs` (on the `Clock`). */
