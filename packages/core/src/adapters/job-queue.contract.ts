@@ -488,6 +488,26 @@ export function describeJobQueueContract(name: string, createTestBed: () => Prom
       assert.deepEqual(seen, ['a']);
     });
 
+    it('enqueue with ops from a function calls it once, before the write, saying whether this instance claimed the job', async () => {
+      const queue = await bed.createQueue();
+      const handled: { payload: string; note: Doc | undefined }[] = [];
+      queue.register('claim', async (payload: string) => {
+        handled.push({ payload, note: await bed.readNote(payload) });
+      });
+      const note = (id: string, state: string) => ({ op: 'insert' as const, collection: CONTRACT_NOTES, doc: { id, state } });
+      const calls: boolean[] = [];
+      const enqueued = queue.enqueue('claim', 'a', { with: (claimedHere) => (calls.push(claimedHere), [note('a', claimedHere ? 'started' : 'queued')]) });
+      assert.equal(calls.length, 1, 'called synchronously, before the write');
+      await enqueued;
+      await eventually(() => assert.equal(handled.length, 1));
+      // Whatever the queue answered, the handler sees the ops that went with the job.
+      assert.deepEqual(handled[0], { payload: 'a', note: { id: 'a', state: calls[0] ? 'started' : 'queued' } });
+      // A kind without a handler here is never claimed at enqueue.
+      await queue.enqueue('unhandled', 'b', { with: (claimedHere) => (calls.push(claimedHere), [note('b', 'queued')]) });
+      assert.deepEqual(calls.slice(1), [false]);
+      assert.deepEqual(await bed.readNote('b'), { id: 'b', state: 'queued' });
+    });
+
     it('counts waiting and running jobs in depth', async () => {
       const queue = await bed.createQueue();
       let release = (): void => {};

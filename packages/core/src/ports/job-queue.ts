@@ -26,8 +26,13 @@ export interface EnqueueOptions {
   /**
    * Writes stored in the same atomic write as the job (both or neither), e.g. the record the job
    * works on. When `key` is held by a queued or running job, they are written on their own.
+   *
+   * As a function, it is called once, synchronously, just before the write, with whether the job
+   * is stored already claimed by this instance, its handler to be called as soon as the write lands
+   * (unless the queue stops or loses its hold meanwhile): so the record can be written as already
+   * started, in the same write, instead of in a second one.
    */
-  with?: readonly WriteOp[];
+  with?: readonly WriteOp[] | ((claimedHere: boolean) => readonly WriteOp[]);
 }
 
 export interface JobContext {

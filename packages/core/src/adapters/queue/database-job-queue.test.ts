@@ -72,6 +72,28 @@ describe('DatabaseJobQueue', () => {
     assert.equal(writes, 2, 'insert (already claimed) + delete');
   });
 
+  it('claims a job at enqueue while the kind has a free slot, and says so to the ops function; the handler starts before enqueue resolves', async () => {
+    const database = new MemoryDatabase();
+    await database.migrate(jobMigrations);
+    const queue = queueOn(database);
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    queue.register('one', async (payload: string) => {
+      started.push(payload);
+      await gate;
+    }, { concurrency: 1 });
+    await queue.start();
+    const claimed: boolean[] = [];
+    const withOps = (claimedHere: boolean) => (claimed.push(claimedHere), []);
+    await queue.enqueue('one', 'first', { with: withOps });
+    assert.deepEqual(started, ['first'], 'handler called by the time enqueue resolves');
+    await queue.enqueue('one', 'second', { with: withOps });
+    assert.deepEqual(claimed, [true, false], 'the only slot is busy: the second job waits, unclaimed');
+    release();
+    await queue.stop(10_000);
+  });
+
   it('rejects a retry policy it cannot follow, and a second handler for a kind', async () => {
     const queue = queueOn(new MemoryDatabase());
     await assert.rejects(queue.enqueue('k', {}, { retry: { maxAttempts: 0, initialBackoffMs: 1 } }), /maxAttempts/);

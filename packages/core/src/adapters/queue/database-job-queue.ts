@@ -189,7 +189,8 @@ export class DatabaseJobQueue implements JobQueue {
     if (runHere) state.busy += 1;
     let inserted: boolean;
     try {
-      inserted = await this.insert(stored, options.with ?? []);
+      const ops = typeof options.with === 'function' ? options.with(runHere) : (options.with ?? []);
+      inserted = await this.insert(stored, ops);
     } catch (error) {
       if (runHere) this.release(state);
       throw error;

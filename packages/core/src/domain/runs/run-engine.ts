@@ -3,7 +3,7 @@ import { RunloomConfig } from '../../config';
 import { Clock, type Timer } from '../../ports/clock';
 import { Database, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
-import { type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
+import { type EnqueueOptions, type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
 import { Logger } from '../../ports/logger';
 import type { Lifecycle } from '../lifecycle';
 import { Metrics } from '../../ports/metrics';
@@ -65,6 +65,8 @@ export class RunEngine implements Lifecycle {
   private readonly slots: RunScheduler;
   /** Runs in flight, or waiting for a slot, in this process: to abort on cancel. */
   private readonly executing = new Map<string, AbortController>();
+  /** Runs `accept` stored as running with a slot taken, until their job's handler takes them. */
+  private readonly startedAtAccept = new Map<string, RunRecord>();
   private repairTimer: Timer | undefined;
 
   constructor(
@@ -100,8 +102,30 @@ export class RunEngine implements Lifecycle {
     this.repairTimer?.cancel();
   }
 
-  /** Queues the run's job, in one write with `ops` (e.g. the run's insert); a job the run already has stands. */
-  async enqueue(accountId: string, runId: string, ops: readonly WriteOp[] = []): Promise<void> {
+  /**
+   * Stores a new run and its job in one write: a run is accepted with its job, or not at all. When
+   * this instance claims the job in that write and a slot is free, the run is stored already
+   * `running`, so starting it costs no write of its own, and it is handed to its execution without
+   * being read back.
+   */
+  async accept(run: RunRecord): Promise<void> {
+    const ops = (claimedHere: boolean): WriteOp[] => {
+      if (!claimedHere || !this.slots.tryAcquire(run.account_id)) return [this.runs.insertOp(run)];
+      const started: RunRecord = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
+      this.startedAtAccept.set(run.id, started);
+      return [this.runs.insertOp(started)];
+    };
+    try {
+      await this.enqueue(run.account_id, run.id, ops);
+    } finally {
+      // Not taken by its handler (the write failed, or the queue handed the job back): the slot
+      // goes back, and whoever claims the job later resumes the run from the store.
+      if (this.startedAtAccept.delete(run.id)) this.wake(this.slots.release(run.account_id));
+    }
+  }
+
+  /** Queues the run's job; a job the run already has stands. */
+  private async enqueue(accountId: string, runId: string, ops?: EnqueueOptions['with']): Promise<void> {
     await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY, with: ops });
   }
 
@@ -154,6 +178,13 @@ export class RunEngine implements Lifecycle {
   }
 
   private async execute(job: RunJob, context: JobContext): Promise<void> {
+    // Taken before any await: `accept` gives the slot back when its enqueue returns and no handler took the run.
+    const started = this.startedAtAccept.get(job.run_id);
+    if (started) {
+      this.startedAtAccept.delete(job.run_id);
+      await this.executeHolding(started, new AbortController(), context);
+      return;
+    }
     const run = await this.runs.get(job.account_id, job.run_id);
     if (!run) throw new Error(`run ${job.run_id} is not in the store (yet)`);
     if (isFinished(run.status)) {
@@ -173,40 +204,45 @@ export class RunEngine implements Lifecycle {
     }
     const controller = new AbortController();
     this.executing.set(run.id, controller);
-    const signal = AbortSignal.any([controller.signal, context.signal]);
+    let slot: SlotOutcome;
     try {
-      let slot: SlotOutcome;
-      try {
-        slot = await this.slots.acquire(run.account_id, run.id, signal);
-      } catch (error) {
-        // The queue is stopping: the job is handed back and the run stays queued.
-        if (!controller.signal.aborted) throw error;
-        // Cancelled while waiting for a slot: the cancel wrote the outcome.
-        await this.settleLost(run);
-        return;
-      }
-      if (slot === 'full') {
-        // Give the job up so the server's slots go to other accounts' runs; a freed slot wakes this run.
-        await this.queue.cancel(context.jobId);
-        this.wake(this.slots.park(run.account_id, run.id));
-        return;
-      }
-      try {
-        await this.executeInSlot(run, controller, signal, context);
-      } finally {
-        this.wake(this.slots.release(run.account_id));
-      }
+      slot = await this.slots.acquire(run.account_id, run.id, AbortSignal.any([controller.signal, context.signal]));
+    } catch (error) {
+      this.executing.delete(run.id);
+      // The queue is stopping: the job is handed back and the run stays queued.
+      if (!controller.signal.aborted) throw error;
+      // Cancelled while waiting for a slot: the cancel wrote the outcome.
+      await this.settleLost(run);
+      return;
+    }
+    if (slot === 'full') {
+      this.executing.delete(run.id);
+      // Give the job up so the server's slots go to other accounts' runs; a freed slot wakes this run.
+      await this.queue.cancel(context.jobId);
+      this.wake(this.slots.park(run.account_id, run.id));
+      return;
+    }
+    await this.executeHolding(run, controller, context);
+  }
+
+  /** Executes a run that holds a slot, and gives the slot back at the end. */
+  private async executeHolding(run: RunRecord, controller: AbortController, context: JobContext): Promise<void> {
+    this.executing.set(run.id, controller);
+    try {
+      await this.executeInSlot(run, controller, AbortSignal.any([controller.signal, context.signal]), context);
     } finally {
       this.executing.delete(run.id);
+      this.wake(this.slots.release(run.account_id));
     }
   }
 
   private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, signal: AbortSignal, context: JobContext): Promise<void> {
-    const resumed = queuedOrRunning.status === 'running';
-    const run: RunRecord = resumed ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
+    // Stored as running already: resumed after a restart, or started by `accept`.
+    const storedRunning = queuedOrRunning.status === 'running';
+    const run: RunRecord = storedRunning ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
     // The running status is written while the work starts (its commit overlaps the model call);
     // the outcome is written only once it has landed.
-    const marked = resumed ? Promise.resolve(true) : this.markRunning(run, controller);
+    const marked = storedRunning ? Promise.resolve(true) : this.markRunning(run, controller);
     marked.catch(() => {});
     let timer: Timer | undefined;
     try {

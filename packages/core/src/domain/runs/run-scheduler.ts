@@ -60,10 +60,7 @@ export class RunScheduler {
     signal.throwIfAborted();
     const account = this.account(accountId);
     if (account.reserved.delete(runId)) return 'acquired';
-    if (account.line.length === 0 && account.parked.size === 0 && this.hasRoom(account)) {
-      this.take(account);
-      return 'acquired';
-    }
+    if (this.takeIfFree(account)) return 'acquired';
     if (account.line.length >= this.maxWaiting || account.parked.size > 0) {
       this.forget(accountId, account);
       return 'full';
@@ -86,6 +83,17 @@ export class RunScheduler {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     return 'acquired';
+  }
+
+  /**
+   * Takes a slot at once if one is free and nobody of the account waits before it (the same test
+   * `acquire` starts with); false, taking nothing, otherwise.
+   */
+  tryAcquire(accountId: string): boolean {
+    const account = this.account(accountId);
+    if (this.takeIfFree(account)) return true;
+    this.forget(accountId, account);
+    return false;
   }
 
   /**
@@ -115,6 +123,12 @@ export class RunScheduler {
     const account = this.accounts.get(accountId);
     if (!account?.reserved.delete(runId)) return [];
     return this.release(accountId);
+  }
+
+  private takeIfFree(account: AccountState): boolean {
+    if (account.line.length > 0 || account.parked.size > 0 || !this.hasRoom(account)) return false;
+    this.take(account);
+    return true;
   }
 
   private hasRoom(account: AccountState): boolean {

@@ -86,7 +86,7 @@ export class RunService {
     // Listening before the run exists, so its end cannot slip by.
     const finished = mode === 'sync' ? this.finishedView(run.id, signal) : undefined;
     try {
-      await this.accept(run);
+      await this.engine.accept(run);
     } catch (error) {
       finished?.stop();
       throw error;
@@ -135,11 +135,6 @@ export class RunService {
 
   private getRecord(accountId: string, id: string): Promise<RunRecord> {
     return this.runs.require(accountId, id, `run ${id}`);
-  }
-
-  /** Stores the run and its job in one write: a run is accepted with its job, or not at all. */
-  private async accept(run: RunRecord): Promise<void> {
-    await this.engine.enqueue(run.account_id, run.id, [this.runs.insertOp(run)]);
   }
 
   /** The run's final view once published; undefined when `signal` aborts first. */
