@@ -1,0 +1,170 @@
+import { inject, injectable } from 'inversify';
+import { Clock } from '../../ports/clock';
+import { DurableEventBus, type EventBus } from '../../ports/event-bus';
+import { Logger } from '../../ports/logger';
+
+/**
+ * How long a joiner waits for the instance running a source to answer before taking it as gone
+ * (ended meanwhile, or its instance died).
+ */
+export const RELAY_ANSWER_MS = 5000;
+
+/** What a source offers while it runs: its items from the first, and a way to stop it. */
+export interface RelaySource {
+  /**
+   * Every item so far, then each later batch as it comes, until the source ends or `signal`
+   * aborts (the source's instance is closing it): batches of what piled up while one was sent.
+   */
+  items(signal: AbortSignal): AsyncIterable<readonly string[]>;
+  /** Another instance asked to cancel the source. */
+  cancel(): void;
+}
+
+/** What the instance following a source is handed. */
+export interface RelayFollower {
+  /** The next items, in order, each once. */
+  items(items: readonly string[]): void;
+  /** The source has ended: no item follows. */
+  end(): void;
+}
+
+export interface ServedSource {
+  /** The source has ended: its followers are told once its last items are sent. */
+  close(): Promise<void>;
+}
+
+export interface FollowedSource {
+  /** Resolves true once the source's instance answers with its items, false when none answered in time (or it had ended). */
+  readonly answered: Promise<boolean>;
+  leave(): void;
+}
+
+type RelayMessage =
+  | { type: 'join'; key: string }
+  | { type: 'cancel'; key: string }
+  | { type: 'items'; key: string; first: number; items: readonly string[] }
+  | { type: 'end'; key: string };
+
+/**
+ * Live sources (a thread reply being streamed, a command execution's output) followed from another
+ * instance, on the `DurableEventBus` (ARCHITECTURE.md, "Beyond one machine"). A source lives in the
+ * process that runs it; `serve` makes it reachable from the others for as long as it runs, and
+ * costs nothing until another instance asks: no write, a subscription in memory.
+ *
+ * One topic per workspace (`live-relay:<workspaceId>`), so the rows it leaves in the bus's table
+ * stay within a backlog per workspace. Messages name their source by `key`:
+ * - `join`: an instance wants the source's items. Its instance answers with every item so far from
+ *   the first (`items`, numbered by `first`), then the later ones as they come, then `end`. A
+ *   second join gets the items from the first again; a follower keeps only what it lacks.
+ * - `cancel`: stops the source (its `cancel`); `end` follows once it has ended.
+ * Nothing here is replayed: a follower subscribes before it asks, and the answer comes after.
+ */
+@injectable()
+export class LiveRelay {
+  constructor(
+    @inject(DurableEventBus) private readonly bus: EventBus,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(Logger) private readonly logger: Logger,
+  ) {}
+
+  /** Offers `source` under `key` to the other instances until `close`. */
+  serve(workspaceId: string, key: string, source: RelaySource): ServedSource {
+    const topic = topicOf(workspaceId);
+    const closing = new AbortController();
+    const senders: Promise<void>[] = [];
+    let asked = false;
+    const subscription = this.bus.subscribe<RelayMessage>(topic, ({ data }) => {
+      if (data.key !== key || closing.signal.aborted) return;
+      if (data.type === 'join') {
+        asked = true;
+        senders.push(this.send(topic, key, source, closing.signal));
+      } else if (data.type === 'cancel') {
+        asked = true;
+        source.cancel();
+      }
+    });
+    return {
+      close: async () => {
+        subscription.unsubscribe();
+        closing.abort();
+        await Promise.all(senders);
+        if (asked) await this.publish(topic, { type: 'end', key });
+      },
+    };
+  }
+
+  /** Follows the source `key` that another instance runs: its items from the first, then its end. */
+  follow(workspaceId: string, key: string, follower: RelayFollower): FollowedSource {
+    const topic = topicOf(workspaceId);
+    let received = 0;
+    let answer!: (answered: boolean) => void;
+    const answered = new Promise<boolean>((resolve) => (answer = resolve));
+    const stop = (): void => {
+      subscription.unsubscribe();
+      timeout.cancel();
+    };
+    const subscription = this.bus.subscribe<RelayMessage>(topic, ({ data }) => {
+      if (data.key !== key) return;
+      if (data.type === 'items' && data.first <= received + 1) {
+        const fresh = data.items.slice(received + 1 - data.first);
+        received += fresh.length;
+        answer(true);
+        if (fresh.length > 0) follower.items(fresh);
+      } else if (data.type === 'end') {
+        answer(received > 0);
+        stop();
+        follower.end();
+      }
+    });
+    const timeout = this.clock.setTimeout(() => {
+      if (received > 0) return;
+      answer(false);
+      stop();
+    }, RELAY_ANSWER_MS);
+    void this.publish(topic, { type: 'join', key });
+    return { answered, leave: stop };
+  }
+
+  /** Asks the instance running `key` to cancel it; resolves once it has ended, false when none answered in time. */
+  cancel(workspaceId: string, key: string): Promise<boolean> {
+    const topic = topicOf(workspaceId);
+    return new Promise<boolean>((resolve) => {
+      const finish = (ended: boolean): void => {
+        subscription.unsubscribe();
+        timeout.cancel();
+        resolve(ended);
+      };
+      const subscription = this.bus.subscribe<RelayMessage>(topic, ({ data }) => {
+        if (data.key === key && data.type === 'end') finish(true);
+      });
+      const timeout = this.clock.setTimeout(() => finish(false), RELAY_ANSWER_MS);
+      void this.publish(topic, { type: 'cancel', key });
+    });
+  }
+
+  /** Sends the source's items from the first, batch after batch, until it ends or is closed. */
+  private async send(topic: string, key: string, source: RelaySource, signal: AbortSignal): Promise<void> {
+    let first = 1;
+    try {
+      for await (const items of source.items(signal)) {
+        if (items.length === 0) continue;
+        await this.publish(topic, { type: 'items', key, first, items });
+        first += items.length;
+      }
+    } catch (error) {
+      this.logger.warn({ key, error: (error as Error).message }, 'relaying a live source to another instance failed');
+    }
+  }
+
+  private async publish(topic: string, message: RelayMessage): Promise<void> {
+    try {
+      await this.bus.publish(topic, message);
+    } catch (error) {
+      this.logger.warn({ key: message.key, type: message.type, error: (error as Error).message }, 'a live relay message could not be published');
+    }
+  }
+}
+
+function topicOf(workspaceId: string): string {
+  return `live-relay:${workspaceId}`;
+}

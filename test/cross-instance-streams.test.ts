@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
+import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
+import { startTestServer, type TestServer } from './support/server';
+import { assemble, frameIds, gate, readChunks, textOf } from './support/threads';
+
+/**
+ * Live streams across instances (ARCHITECTURE.md, "Beyond one machine"): two Runlooms on one
+ * PostgreSQL schema, one workspaces folder and one secret key, each behind its own loopback server.
+ * A reply or a command execution runs on A; B rejoins it, follows it and cancels it.
+ */
+
+const ACCOUNT = 'acct-cross';
+const TEXT = ['Streams ', 'cross ', 'from ', 'one ', 'instance ', 'to ', 'another.'];
+
+describe('live streams across instances on one PostgreSQL database', function () {
+  this.timeout(60_000);
+  let schema: TestSchema;
+  let root: string;
+  let vendor: FakeVendorServer;
+  let a: TestServer;
+  let b: TestServer;
+  let token: string;
+  let workspaceId: string;
+  let model: { provider: string; model: string };
+
+  const call = (server: TestServer, route: string, init: RequestInit = {}): Promise<Response> => {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    if (typeof init.body === 'string') headers.set('content-type', 'application/json');
+    return fetch(`${server.url}${route}`, { ...init, headers });
+  };
+  const startReply = (threadId: string): Promise<Response> =>
+    call(a, `/workspace/${workspaceId}/threads/stream`, { method: 'POST', body: JSON.stringify({ threadId, message: 'Hello', model }) });
+  const rejoin = (server: TestServer, threadId: string, lastEventId?: string): Promise<Response> =>
+    call(server, `/workspace/${workspaceId}/threads/stream?threadId=${threadId}`, lastEventId ? { headers: { 'last-event-id': lastEventId } } : {});
+  const saveThread = async (threadId: string): Promise<void> => {
+    const saved = await call(a, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
+    assert.equal(saved.status, 201, await saved.text());
+  };
+  const savedReply = async (server: TestServer, threadId: string): Promise<{ metadata: { status: string }; parts: { type: string; text?: string }[] }> => {
+    const thread = (await (await call(server, `/workspace/${workspaceId}/thread/${threadId}`)).json()) as { data: { messages: never[] } };
+    return thread.data.messages[1]!;
+  };
+
+  before(async () => {
+    schema = createTestSchema();
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-cross-'));
+    vendor = await startFakeVendor('openai');
+    model = { provider: 'openai', model: vendor.model };
+    const shared = {
+      databaseUrl: `${TEST_DATABASE_URL}?schema=${schema.schema}`,
+      workspacesDir: path.join(root, 'workspaces'),
+      secretKey: randomBytes(32).toString('base64'),
+      allowPrivateNetwork: true,
+      rateLimit: 0,
+    };
+    a = await startTestServer(shared);
+    b = await startTestServer(shared);
+    const { client_id, client_secret } = await a.runloom.auth.createClient(ACCOUNT);
+    token = (await a.runloom.auth.issueToken({ grant_type: 'client_credentials', client_id, client_secret })).access_token;
+    const created = await call(a, '/workspaces', { method: 'POST', body: JSON.stringify({ name: 'across instances' }) });
+    workspaceId = ((await created.json()) as { data: { id: string } }).data.id;
+    const provider = await call(a, `/v1/llm-provider/${vendor.provider}`, { method: 'PUT', body: JSON.stringify({ enabled: true, credentials: vendor.credentials }) });
+    assert.ok(provider.ok, await provider.text());
+  });
+
+  after(async () => {
+    await b?.close();
+    await a?.close();
+    await vendor?.close();
+    await schema?.drop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('rejoins from B a reply streaming on A: every chunk under the same ids, from the start and after Last-Event-ID', async () => {
+    await saveThread('rejoined');
+    const held = gate();
+    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
+    const started = await startReply('rejoined');
+    const reader = started.body!.getReader();
+    let original = await readUntil(reader, '"text-delta"');
+    const fromStart = await rejoin(b, 'rejoined');
+    assert.equal(fromStart.status, 200);
+    assert.equal(fromStart.headers.get('x-vercel-ai-ui-message-stream'), 'v1');
+    const fromThree = await rejoin(b, 'rejoined', '3');
+    assert.equal(fromThree.status, 200);
+    held.open();
+    original += await readAll(reader);
+    const [replayed, later] = await Promise.all([fromStart.text(), fromThree.text()]);
+    assert.equal(replayed, original, 'B answers the frames A answered, ids included');
+    assert.equal(later, original.slice(original.indexOf('id: 4\n')));
+    assert.equal(frameIds(later)[0], 4);
+    assert.equal(textOf(await assemble(await readChunks(new Response(replayed).body!))), TEXT.join(''));
+    assert.equal((await savedReply(b, 'rejoined')).metadata.status, 'complete');
+    assert.equal((await rejoin(b, 'rejoined')).status, 204, 'nothing streams once the reply is saved');
+  });
+
+  it('cancels from B a reply streaming on A: the vendor call stops, A’s subscribers see the abort, the partial reply is saved as cancelled', async () => {
+    await saveThread('cancelled');
+    const held = gate();
+    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
+    const started = await startReply('cancelled');
+    const reader = started.body!.getReader();
+    let text = await readUntil(reader, '"text-delta"');
+    const vendorRequest = vendor.requests.at(-1)!;
+    const cancelled = await call(b, `/workspace/${workspaceId}/threads/cancelled/stream`, { method: 'DELETE' });
+    assert.equal(cancelled.status, 200);
+    assert.match(((await cancelled.json()) as { message: string }).message, /cancelled; the partial reply is saved/);
+    await vendorRequest.closed;
+    text += await readAll(reader);
+    const chunks = await readChunks(new Response(text).body!);
+    assert.ok(chunks.some((chunk) => chunk.type === 'abort'), 'A’s stream ends with an abort');
+    const saved = await savedReply(b, 'cancelled');
+    assert.equal(saved.metadata.status, 'cancelled', 'B reads the saved reply once its cancel is answered');
+    held.open();
+  });
+
+  it('answers 204 on B for a thread with no reply streaming anywhere, and DELETE says nothing was streaming', async () => {
+    await saveThread('quiet');
+    assert.equal((await rejoin(b, 'quiet')).status, 204);
+    const deleted = await call(b, `/workspace/${workspaceId}/threads/quiet/stream`, { method: 'DELETE' });
+    assert.equal(deleted.status, 200);
+    assert.match(((await deleted.json()) as { message: string }).message, /no reply is streaming/);
+  });
+});
+
+const decoder = new TextDecoder();
+
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string): Promise<string> {
+  let text = '';
+  while (!text.includes(marker)) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${marker}: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}
+
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
+}
