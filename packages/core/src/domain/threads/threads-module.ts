@@ -1,7 +1,5 @@
 import { ContainerModule } from 'inversify';
 import { RouteTable } from '../../http/route';
-import { SseSettings } from '../../http/sse';
-import { Clock } from '../../ports/clock';
 import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
 import { WorkspaceMetadataContributor } from '../workspaces/workspace-metadata';
@@ -26,9 +24,6 @@ export const threadsModule = new ContainerModule(({ bind }) => {
   bind(ThreadStreams).toSelf().inSingletonScope();
   bind(Lifecycle).toService(ThreadStreams);
   bind(RouteTable)
-    .toResolvedValue(
-      (threads: ThreadService, streams: ThreadStreams, clock: Clock, sse: SseSettings) => threadRoutes(threads, streams, clock, sse),
-      [ThreadService, ThreadStreams, Clock, SseSettings],
-    )
+    .toResolvedValue((threads: ThreadService, streams: ThreadStreams) => threadRoutes(threads, streams), [ThreadService, ThreadStreams])
     .inSingletonScope();
 });
