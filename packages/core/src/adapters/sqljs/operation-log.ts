@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../../ports/logger';
-import { decodeSegment, encodeFrame, fsyncDirectory, listSegments, type LogRecord, type Segment, segmentPath } from './log-format';
+import { decodeSegment, encodeFrame, fsyncDirectory, listSegments, type Segment, segmentPath } from './log-format';
 
 export interface RecoveredLog {
   log: OperationLog;
@@ -18,7 +18,7 @@ interface Waiter {
 
 interface Pending extends Waiter {
   frame: Buffer;
-  record: LogRecord;
+  seq: number;
 }
 
 /** A group of records written to the segment whose fdatasync has not returned yet. */
@@ -40,8 +40,6 @@ const MAX_SYNCS_IN_FLIGHT = 2;
  * segments a snapshot covers.
  */
 export class OperationLog {
-  /** Called after each group is durable, in log order (feeds the snapshot replica). */
-  onDurable: (records: LogRecord[]) => void = () => {};
   /** Called after a segment is closed, with the last sequence number it holds. */
   onSegmentClosed: (lastSeq: number) => void = () => {};
 
@@ -146,9 +144,9 @@ export class OperationLog {
     const unavailable = this.unavailable();
     if (unavailable) return Promise.reject(unavailable);
     this.lastSeq += 1;
-    const record = { seq: this.lastSeq, payload };
+    const seq = this.lastSeq;
     return new Promise((resolve, reject) => {
-      this.queue.push({ frame: encodeFrame(record.seq, payload), record, resolve, reject });
+      this.queue.push({ frame: encodeFrame(seq, payload), seq, resolve, reject });
       this.scheduleIssue();
     });
   }
@@ -241,8 +239,7 @@ export class OperationLog {
     const index = this.syncing.indexOf(group);
     if (index >= 0) {
       const durable = this.syncing.splice(0, index + 1).flat();
-      this.durable = durable.at(-1)!.record.seq;
-      this.onDurable(durable.map((entry) => entry.record));
+      this.durable = durable.at(-1)!.seq;
       for (const entry of durable) entry.resolve();
     }
     this.issue();

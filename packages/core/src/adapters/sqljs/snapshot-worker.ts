@@ -2,24 +2,26 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { decodeSegment, listSegments, type LogRecord } from './log-format';
+import { decodeSegment, listSegments } from './log-format';
 import { readSnapshot, writeSnapshot } from './snapshot-file';
 import { SqlEngine } from './sql-engine';
 import { CREATE_MIGRATIONS_TABLE } from './sql-schema';
 
 /**
- * The snapshot worker: keeps a replica of the store, fed with the same durable log records as the
- * main thread applied, and exports it to the snapshot file on request. Exporting a large database
- * takes hundreds of milliseconds; here it blocks only this thread, never a request.
+ * The snapshot worker: keeps a replica of the store and, on each request, brings it up to the
+ * requested record from the log segments on disk and exports it to the snapshot file. Exporting a
+ * large database takes hundreds of milliseconds; here it blocks only this thread, never a request.
+ * The replica reads the records from the files rather than being sent each group as it becomes
+ * durable: one read and one transaction per snapshot cost far less than a message and a
+ * transaction per group, on either thread.
  */
 export interface SnapshotWorkerData {
   dir: string;
   wasmPath: string;
-  /** The replica starts from the snapshot plus the log on disk up to this sequence number. */
-  untilSeq: number;
 }
 
-export type SnapshotWorkerRequest = { type: 'records'; records: LogRecord[] } | { type: 'snapshot' };
+/** Snapshot every record up to `untilSeq`: durable, so whole in its segment on disk. */
+export type SnapshotWorkerRequest = { type: 'snapshot'; untilSeq: number };
 export type SnapshotWorkerReply = { type: 'snapshotted'; seq: number };
 
 class Replica {
@@ -30,33 +32,33 @@ class Replica {
     private snapshotSeq: number,
   ) {}
 
-  static async load({ dir, wasmPath, untilSeq }: SnapshotWorkerData): Promise<Replica> {
+  static async load({ dir, wasmPath }: SnapshotWorkerData): Promise<Replica> {
     const snapshot = readSnapshot(dir);
     const engine = await SqlEngine.open(wasmPath, snapshot?.image);
     engine.run(CREATE_MIGRATIONS_TABLE);
-    const replica = new Replica(dir, engine, snapshot?.seq ?? 0, snapshot?.seq ?? 0);
-    for (const segment of listSegments(dir)) {
-      if (replica.appliedSeq >= untilSeq) break;
+    return new Replica(dir, engine, snapshot?.seq ?? 0, snapshot?.seq ?? 0);
+  }
+
+  /** Applies the records after the replica's, up to `untilSeq`, from the segments holding them. */
+  catchUp(untilSeq: number): void {
+    const segments = listSegments(this.dir);
+    for (const [index, segment] of segments.entries()) {
+      if (this.appliedSeq >= untilSeq) break;
+      // A segment ends where the next one starts: one wholly applied is not read at all.
+      const next = segments[index + 1];
+      if (next && next.startSeq - 1 <= this.appliedSeq) continue;
       const { records } = decodeSegment(readFileSync(segment.path), segment.startSeq);
-      replica.apply(records.filter((record) => record.seq > replica.appliedSeq && record.seq <= untilSeq));
+      const fresh = records.filter((record) => record.seq > this.appliedSeq && record.seq <= untilSeq);
+      if (fresh.length === 0) continue;
+      if (fresh[0]!.seq !== this.appliedSeq + 1) throw new Error(`snapshot worker found record ${fresh[0]!.seq} after ${this.appliedSeq} in ${this.dir}`);
+      this.engine.applyRecords(fresh.map((record) => record.payload));
+      this.appliedSeq = fresh.at(-1)!.seq;
     }
-    if (replica.appliedSeq !== untilSeq) {
-      throw new Error(`snapshot worker found records up to ${replica.appliedSeq} in ${dir}, not up to ${untilSeq}`);
-    }
-    return replica;
+    if (this.appliedSeq < untilSeq) throw new Error(`snapshot worker found records up to ${this.appliedSeq} in ${this.dir}, not up to ${untilSeq}`);
   }
 
-  apply(records: LogRecord[]): void {
-    const fresh = records.filter((record) => record.seq > this.appliedSeq);
-    if (fresh.length === 0) return;
-    if (fresh[0]!.seq !== this.appliedSeq + 1) {
-      throw new Error(`snapshot worker got record ${fresh[0]!.seq} after ${this.appliedSeq}`);
-    }
-    this.engine.applyRecords(fresh.map((record) => record.payload));
-    this.appliedSeq = fresh.at(-1)!.seq;
-  }
-
-  snapshot(): number {
+  snapshot(untilSeq: number): number {
+    this.catchUp(untilSeq);
     if (this.appliedSeq !== this.snapshotSeq) {
       writeSnapshot(this.dir, { seq: this.appliedSeq, image: this.engine.export() });
       this.snapshotSeq = this.appliedSeq;
@@ -90,11 +92,7 @@ async function serve(): Promise<void> {
   port.on('message', (request: SnapshotWorkerRequest) => handle(request));
   const replica = await Replica.load(workerData as SnapshotWorkerData);
   handle = (request) => {
-    if (request.type === 'records') {
-      replica.apply(request.records);
-    } else {
-      port.postMessage({ type: 'snapshotted', seq: replica.snapshot() } satisfies SnapshotWorkerReply);
-    }
+    port.postMessage({ type: 'snapshotted', seq: replica.snapshot(request.untilSeq) } satisfies SnapshotWorkerReply);
   };
   for (const request of waiting.splice(0)) handle(request);
 }

@@ -7,10 +7,10 @@ import type { OperationLog } from './operation-log';
 import type { SnapshotWorkerData, SnapshotWorkerReply, SnapshotWorkerRequest } from './snapshot-worker';
 
 /**
- * Main-thread side of snapshots. The snapshot worker holds a replica fed with every durable log
- * record; when a log segment closes (or on request) it writes a snapshot, and the segments the
- * snapshot covers are deleted. The worker starts with the first snapshot, so a store whose log
- * never fills a segment never pays for a replica.
+ * Main-thread side of snapshots. When a log segment closes (or on request) the snapshot worker
+ * brings its replica up to the last durable record, read from the segments on disk, and writes a
+ * snapshot; the segments the snapshot covers are then deleted. The worker starts with the first
+ * snapshot, so a store whose log never fills a segment never pays for a replica.
  */
 export class Snapshotter {
   private worker: Worker | undefined;
@@ -25,10 +25,6 @@ export class Snapshotter {
     /** Sequence number of the last record in the snapshot on disk (0: none). */
     private snapshotSeq: number,
   ) {
-    log.onDurable = (records) => {
-      const request: SnapshotWorkerRequest = { type: 'records', records };
-      this.worker?.postMessage(request);
-    };
     log.onSegmentClosed = () => {
       this.snapshot().catch((error: unknown) => {
         options.logger.error({ error: String(error) }, 'snapshot failed; the operation log keeps every record meanwhile');
@@ -78,7 +74,7 @@ export class Snapshotter {
     worker.ref();
     const seq = await new Promise<number>((resolve, reject) => {
       this.reply = { resolve, reject };
-      const request: SnapshotWorkerRequest = { type: 'snapshot' };
+      const request: SnapshotWorkerRequest = { type: 'snapshot', untilSeq: this.log.durableSeq };
       worker.postMessage(request);
     }).finally(() => worker.unref());
     this.snapshotSeq = seq;
@@ -87,7 +83,7 @@ export class Snapshotter {
 
   private startedWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = spawnSnapshotWorker({ dir: this.options.dir, wasmPath: this.options.wasmPath, untilSeq: this.log.durableSeq });
+    const worker = spawnSnapshotWorker({ dir: this.options.dir, wasmPath: this.options.wasmPath });
     // A host that forgets close() should still be able to exit.
     worker.unref();
     worker.on('message', (message: SnapshotWorkerReply) => {
