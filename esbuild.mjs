@@ -2,7 +2,7 @@
 // - the core: packages/core/dist/runloom-core.js, with index.js, node.js and testing.js as views of
 //   it (the package's entry points), the sql.js snapshot worker, ai-sdk.js (loaded on the first
 //   model call), isomorphic-git.js (loaded on the first git operation), s3.js (on the first use of an
-//   S3 blob store) and sql-wasm.wasm beside them;
+//   S3 blob store), deferred/*.js (npm packages required on first use) and sql-wasm.wasm beside them;
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
 // - the VS Code extension: packages/vscode/dist/extension.js (client) and server.js (language server).
 // CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
@@ -46,6 +46,43 @@ const bundledApart = {
     });
   },
 };
+
+/**
+ * npm packages a server needs only for some requests, each bundled into `deferred/<name>.js` beside
+ * every bundle holding the core and required on first use: the core's `import`s of them get a stand-in
+ * whose exports load the package when first read (or, for a function, first called). Inlined, they
+ * were parsed and initialised by every server at start (mime-db's table alone a tenth of the core's
+ * start). Only packages nothing touches at start belong here (`npm run bench -- start` shows it).
+ */
+const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy'];
+const deferredFile = (name) => `deferred/${name.replace(/^@/, '').replace('/', '-')}`;
+const deferredEntries = Object.fromEntries(deferredPackages.map((name) => [deferredFile(name), name]));
+const deferred = {
+  name: 'deferred-packages',
+  setup(build) {
+    const filter = new RegExp(`^(${deferredPackages.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
+    build.onResolve({ filter }, (args) => (args.kind === 'entry-point' ? undefined : { path: args.path, namespace: 'deferred-package' }));
+    build.onResolve({ filter: /^\.\/deferred\// }, (args) => ({ path: args.path, external: true }));
+    build.onLoad({ filter: /.*/, namespace: 'deferred-package' }, (args) => ({ contents: standIn(args.path), loader: 'js' }));
+  },
+};
+
+/** CommonJS source of the stand-in of package `name`: its export names (read here, at build time), each loading it on first use. */
+function standIn(name) {
+  const real = require(name);
+  const load = `let loaded; const load = () => (loaded ??= require(${JSON.stringify(`./${deferredFile(name)}.js`)}));`;
+  const names = Object.getOwnPropertyNames(real).filter((key) => typeof real !== 'function' || !['length', 'name', 'prototype', 'arguments', 'caller'].includes(key));
+  const getters = names
+    .filter((key) => key !== '__esModule')
+    .map((key) => `${JSON.stringify(key)}: { get: () => load()[${JSON.stringify(key)}], enumerable: true }`);
+  if (real.__esModule) getters.push('__esModule: { value: true }');
+  // A function package is called or constructed through its stand-in (`new MiniSearch(…)`, `picomatch(…)`).
+  const target =
+    typeof real === 'function'
+      ? 'function deferred(...args) { return new.target ? Reflect.construct(load(), args) : Reflect.apply(load(), this, args); }'
+      : '{}';
+  return `${load}\nmodule.exports = Object.defineProperties(${target}, { ${getters.join(', ')} });\n`;
+}
 
 /**
  * The public entry points of @runloom/core (its package.json `exports`). They are views of one
@@ -105,6 +142,7 @@ const bundles = [
       'ai-sdk': aiSdkEntry,
       'isomorphic-git': isomorphicGitEntry,
       s3: s3Entry,
+      ...deferredEntries,
     },
     outdir: 'packages/core/dist',
     plugins: [coreBundleEntry],
@@ -130,6 +168,7 @@ const bundles = [
       'ai-sdk': aiSdkEntry,
       'isomorphic-git': isomorphicGitEntry,
       s3: s3Entry,
+      ...deferredEntries,
     },
     outdir: 'packages/vscode/dist',
     external: ['vscode'],
@@ -174,7 +213,7 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     logLevel: 'warning',
     ...options,
     external: [...external, 'pg-native'],
-    plugins: [...plugins, bundledApart],
+    plugins: [...plugins, bundledApart, ...(forNode ? [deferred] : [])],
   };
   mkdirSync(options.outdir, { recursive: true });
   if (wasm) copyFileSync(sqlWasm, path.join(options.outdir, 'sql-wasm.wasm'));
