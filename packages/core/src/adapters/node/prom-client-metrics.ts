@@ -7,8 +7,20 @@ import type { MetricLabels as Labels, Metrics } from '../../ports/metrics';
  * metrics: `/metrics` lists Runloom's metrics in standard Prometheus text.
  */
 export class PromClientMetrics implements Metrics {
-  private readonly registry = new Registry();
+  private madeRegistry: Registry | undefined;
+  /** Gauges given before the registry is made (at start), registered when it is. */
+  private readonly pendingGauges = new Map<string, Metric>();
   private readonly counters = new Map<string, Counter>();
+
+  /** Made on first use (the first request's sample, or `/metrics`), so a server starts without loading prom-client. */
+  private get registry(): Registry {
+    if (!this.madeRegistry) {
+      this.madeRegistry = new Registry();
+      for (const gauge of this.pendingGauges.values()) this.madeRegistry.registerMetric(gauge);
+      this.pendingGauges.clear();
+    }
+    return this.madeRegistry;
+  }
 
   get contentType(): string {
     return this.registry.contentType;
@@ -33,7 +45,13 @@ export class PromClientMetrics implements Metrics {
       aggregator: 'sum',
       get: async () => ({ name, help, type: 'gauge', aggregator: 'sum', values: await collect() }),
     };
-    this.registry.registerMetric(collector as unknown as Metric);
+    if (this.madeRegistry) {
+      this.madeRegistry.registerMetric(collector as unknown as Metric);
+      return;
+    }
+    // The registry's own check, at the same moment: a name given twice is the caller's mistake.
+    if (this.pendingGauges.has(name)) throw new Error(`A metric with the name ${name} has already been registered.`);
+    this.pendingGauges.set(name, collector as unknown as Metric);
   }
 
   render(): Promise<string> {
