@@ -71,7 +71,7 @@ function webRequest(req: IncomingMessage, url: string, options: ToWebRequestOpti
       init.duplex = 'half';
     }
   }
-  return new NodeRequest(url, init, options.response);
+  return new (nodeRequestClass())(url, init, options.response);
 }
 
 /**
@@ -321,36 +321,44 @@ function serializeParsedBody(body: unknown, headers: Headers): BodyInit {
   return JSON.stringify(body);
 }
 
+type NodeRequestClass = new (url: string, init: RequestInit, response: ServerResponse | undefined) => Request;
+let definedNodeRequest: NodeRequestClass | undefined;
+
 /**
  * A web Request whose `signal` aborts when the client goes away before its answer is complete.
  * The AbortController is made only when someone reads `signal`: handing undici's Request a signal
  * to follow costs a fifth of a small request's translation, and most routes never look.
+ * Defined on first use: reading the global `Request` loads Node's undici, a tenth of a second of a
+ * server's start that JSON exchanges (which build no web Request) never need.
  */
-class NodeRequest extends Request {
-  #controller: AbortController | undefined;
-  #disconnected = false;
+function nodeRequestClass(): NodeRequestClass {
+  definedNodeRequest ??= class NodeRequest extends Request {
+    #controller: AbortController | undefined;
+    #disconnected = false;
 
-  constructor(url: string, init: RequestInit, response: ServerResponse | undefined) {
-    super(url, init);
-    if (response?.closed) {
-      // Built lazily (see NodeExchange) after the client had already gone.
-      this.#disconnected = !response.writableFinished;
-      return;
+    constructor(url: string, init: RequestInit, response: ServerResponse | undefined) {
+      super(url, init);
+      if (response?.closed) {
+        // Built lazily (see NodeExchange) after the client had already gone.
+        this.#disconnected = !response.writableFinished;
+        return;
+      }
+      response?.once('close', () => {
+        if (response.writableFinished) return;
+        this.#disconnected = true;
+        this.#controller?.abort(clientGone());
+      });
     }
-    response?.once('close', () => {
-      if (response.writableFinished) return;
-      this.#disconnected = true;
-      this.#controller?.abort(clientGone());
-    });
-  }
 
-  override get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#disconnected) this.#controller.abort(clientGone());
+    override get signal(): AbortSignal {
+      if (!this.#controller) {
+        this.#controller = new AbortController();
+        if (this.#disconnected) this.#controller.abort(clientGone());
+      }
+      return this.#controller.signal;
     }
-    return this.#controller.signal;
-  }
+  };
+  return definedNodeRequest;
 }
 
 function clientGone(): Error {
