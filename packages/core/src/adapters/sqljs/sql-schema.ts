@@ -125,15 +125,23 @@ export class CollectionSchema {
 export function loadSchema(engine: SqlEngine): Map<string, CollectionSchema> {
   const schema = new Map<string, CollectionSchema>();
   const tables = engine.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_%' ESCAPE '\\'`);
-  for (const [table] of tables as [string][]) {
-    const fields = new Map<string, FieldType>();
-    for (const [, column, declared] of engine.all(`PRAGMA table_info(${quote(table)})`) as [number, string, string][]) {
-      const type = FIELD_TYPES.get(declared);
-      if (type && column !== 'id' && column !== '_doc') fields.set(column, type);
-    }
-    schema.set(table, new CollectionSchema(table, fields));
-  }
+  for (const [table] of tables as [string][]) schema.set(table, loadCollectionSchema(engine, table));
   return schema;
+}
+
+/** One collection's schema, read from its table: what a migration step changed, without reading every table again. */
+export function loadCollectionSchema(engine: SqlEngine, table: string): CollectionSchema {
+  const fields = new Map<string, FieldType>();
+  for (const [, column, declared] of engine.all(`PRAGMA table_info(${quote(table)})`) as [number, string, string][]) {
+    const type = FIELD_TYPES.get(declared);
+    if (type && column !== 'id' && column !== '_doc') fields.set(column, type);
+  }
+  return new CollectionSchema(table, fields);
+}
+
+/** The collection a migration step creates or changes. */
+export function stepCollection(step: MigrationStep): string {
+  return 'createCollection' in step ? step.createCollection : step.addField.collection;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
+import { SerialByKey } from '../../domain/workspaces/serial-by-key';
 import { InProcessLiveness } from '../memory/in-process-liveness';
 import { OperationLog } from './operation-log';
 import { readSnapshot, removeSnapshotTemp } from './snapshot-file';
@@ -22,8 +23,10 @@ import {
   CREATE_MIGRATIONS_TABLE,
   indexUpgradeStatements,
   INSERT_MIGRATION,
+  loadCollectionSchema,
   loadSchema,
   SELECT_MIGRATION_IDS,
+  stepCollection,
   stepStatements,
 } from './sql-schema';
 
@@ -59,6 +62,8 @@ export class SqlJsDatabase implements Database {
   private closing: Promise<void> | undefined;
   /** The store is this process's alone (its directory lock), so liveness is this process's holds. */
   private readonly liveness = new InProcessLiveness();
+  /** Likewise its locks: no other process opens this store. */
+  private readonly locks = new SerialByKey();
 
   constructor(
     private readonly engine: SqlEngine,
@@ -90,8 +95,11 @@ export class SqlJsDatabase implements Database {
       try {
         this.engine.transaction(() => {
           for (const step of migration.steps) {
-            stepStatements(step, this.schema).forEach(execute);
-            this.schema = loadSchema(this.engine);
+            const changes = stepStatements(step, this.schema);
+            changes.forEach(execute);
+            // Only the step's collection changed: reading every table after every step made a
+            // fresh store's migrations quadratic (most of a first start's time).
+            if (changes.length > 0) this.schema.set(stepCollection(step), loadCollectionSchema(this.engine, stepCollection(step)));
           }
           execute([INSERT_MIGRATION, [migration.id, new Date().toISOString()]]);
         });
@@ -136,6 +144,10 @@ export class SqlJsDatabase implements Database {
 
   liveHolders(holders: readonly string[]): Promise<Set<string>> {
     return this.liveness.live(holders);
+  }
+
+  withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.locks.run(key, task);
   }
 
   /** Closes the current log segment and snapshots everything written so far (tests, benchmarks, backups). */
