@@ -101,6 +101,9 @@ class SeverableDatabase implements Database {
   liveHolders(holders: readonly string[]): Promise<Set<string>> {
     return this.call(() => this.inner.liveHolders(holders));
   }
+  withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.call(() => this.inner.withLock(key, task));
+  }
 
   migrate(migrations: readonly Migration[]): Promise<void> {
     return this.call(() => this.inner.migrate(migrations));

@@ -17,6 +17,11 @@ export interface DatabaseUnderTest {
    * the returned handle from then on.
    */
   reopen?: () => Promise<Database>;
+  /**
+   * For stores several processes share: a handle of its own on the same store, as another
+   * instance would open it. The suite closes it.
+   */
+  openAnother?: () => Promise<Database>;
   /** Closes whatever handle is still open and removes the store. */
   cleanup(): Promise<void>;
 }
@@ -486,6 +491,79 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
         database = await store.reopen();
         await database.migrate([itemsMigration]);
         assert.deepEqual([...(await database.liveHolders(['worker-a']))], []);
+      });
+    });
+
+    describe('withLock', () => {
+      beforeEach(async () => {
+        await database.migrate([itemsMigration]);
+        await database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'counter', rank: 0 } }]);
+      });
+
+      /**
+       * `count` tasks on `key`, spread over `handles`, each a read-modify-write of one counter with
+       * store I/O in between: without mutual exclusion they interleave, overlap and lose increments.
+       */
+      async function contend(handles: Database[], key: string, count: number): Promise<{ order: number[]; mostAtOnce: number }> {
+        let inside = 0;
+        let mostAtOnce = 0;
+        const order: number[] = [];
+        await Promise.all(
+          Array.from({ length: count }, (_, index) =>
+            handles[index % handles.length]!.withLock(key, async () => {
+              inside += 1;
+              mostAtOnce = Math.max(mostAtOnce, inside);
+              const handle = handles[index % handles.length]!;
+              const counter = (await handle.get(ITEMS, 'counter'))!;
+              await handle.find(ITEMS, { where: { status: 'none' } });
+              await handle.write([{ op: 'replace', collection: ITEMS, doc: { ...counter, rank: (counter.rank as number) + 1 } }]);
+              order.push(index);
+              inside -= 1;
+            }),
+          ),
+        );
+        return { order, mostAtOnce };
+      }
+
+      it('runs the tasks of one key one at a time, in the order called, and answers what each returns', async () => {
+        const { order, mostAtOnce } = await contend([database], 'workspace-1', 8);
+        assert.equal(mostAtOnce, 1);
+        assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert.equal((await database.get(ITEMS, 'counter'))!.rank, 8);
+        assert.equal(await database.withLock('workspace-1', async () => 'answer'), 'answer');
+      });
+
+      it('runs tasks of different keys at once', async () => {
+        let openGate!: () => void;
+        const gate = new Promise<void>((resolve) => (openGate = resolve));
+        // The first task finishes only once the second, on another key, has run inside its own lock.
+        const first = database.withLock('key-a', () => gate);
+        await database.withLock('key-b', async () => openGate());
+        await first;
+      });
+
+      it('releases the lock when a task fails, with the task’s error', async () => {
+        await assert.rejects(
+          database.withLock('key-a', async () => {
+            throw new Error('task failed');
+          }),
+          /task failed/,
+        );
+        assert.equal(await database.withLock('key-a', async () => 'next'), 'next');
+      });
+
+      it('excludes the holders of one key on every handle of a shared store (shared adapters)', async function () {
+        if (!store.openAnother) this.skip();
+        const other = await store.openAnother();
+        try {
+          await other.migrate([itemsMigration]);
+          const { order, mostAtOnce } = await contend([database, other], 'workspace-1', 10);
+          assert.equal(mostAtOnce, 1);
+          assert.equal(order.length, 10);
+          assert.equal((await database.get(ITEMS, 'counter'))!.rank, 10);
+        } finally {
+          await other.close();
+        }
       });
     });
 

@@ -91,6 +91,13 @@ export interface Database {
   holdLiveness(holder: string, onLost: (error: Error) => void): Promise<LivenessHold>;
   /** The ones of `holders` that are live now (see `holdLiveness`). */
   liveHolders(holders: readonly string[]): Promise<Set<string>>;
+  /**
+   * Runs `task` holding the lock named `key`: alone among the holders of that key in every process
+   * sharing this store, in the order this process called (FIFO per key). For read-modify-write
+   * sequences outside the store, e.g. a file of a workspace on a volume instances share. A failing
+   * task releases the lock too. Never take a lock inside a task: two could wait for each other.
+   */
+  withLock<T>(key: string, task: () => Promise<T>): Promise<T>;
   /** Flushes and releases the store, and every liveness hold taken through it; no call may follow. */
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import { matchesWhere, runQuery } from '../../ports/database-where';
+import { SerialByKey } from '../../domain/workspaces/serial-by-key';
 import { InProcessLiveness } from './in-process-liveness';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
@@ -17,6 +18,8 @@ export class MemoryDatabase implements Database {
   private readonly collections = new Map<string, Map<string, string>>();
   private readonly appliedMigrations = new Set<string>();
   private readonly liveness = new InProcessLiveness();
+  /** Nothing but this process shares these documents: in-process locks are the whole truth. */
+  private readonly locks = new SerialByKey();
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     for (const migration of migrations) {
@@ -83,6 +86,10 @@ export class MemoryDatabase implements Database {
 
   liveHolders(holders: readonly string[]): Promise<Set<string>> {
     return this.liveness.live(holders);
+  }
+
+  withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.locks.run(key, task);
   }
 
   async close(): Promise<void> {

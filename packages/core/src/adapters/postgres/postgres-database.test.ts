@@ -14,6 +14,7 @@ describeDatabaseContract('PostgresDatabase', async () => {
   return {
     database: open,
     reopen: async () => (open = await schema.open()),
+    openAnother: () => schema.open(),
     cleanup: async () => {
       await open.close();
       await schema.drop();

@@ -14,6 +14,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
+import { SerialByKey } from '../../domain/workspaces/serial-by-key';
 import { batchSteps, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
 
 export interface PostgresDatabaseOptions {
@@ -62,6 +63,8 @@ const WRITE_ATTEMPTS = 3;
 const BATCHES_IN_FLIGHT = 2;
 /** Most writes in one batch: bounds a transaction's size and how long its first write waits. */
 const MAX_BATCH_WRITES = 256;
+/** Sessions holding `withLock` locks at once; more callers (of other keys) wait for one. */
+const LOCK_SESSIONS = 8;
 
 /**
  * The `Database` port on PostgreSQL, for several instances sharing one database. One table per
@@ -78,6 +81,12 @@ const MAX_BATCH_WRITES = 256;
  * on a 64-bit hash of the schema and the holder. When the process dies (even `kill -9`) the server
  * ends its session and the lock goes with it; `liveHolders` asks for the lock (shared, released
  * at the end of that statement), which only a live holder's lock refuses.
+ *
+ * Locks (`withLock`): a session-level advisory lock on a 64-bit hash of the schema and the key,
+ * taken on a connection of a small pool of their own, so a task's own queries (from the main pool)
+ * never wait behind the locks held meanwhile. Callers of one process queue per key in memory
+ * first, so each key has at most one session of this process waiting in PostgreSQL. If the lock's
+ * connection breaks during the task, PostgreSQL frees the lock; the pool then discards it.
  */
 export class PostgresDatabase implements Database {
   private collections = new Map<string, Map<string, FieldType>>();
@@ -85,6 +94,8 @@ export class PostgresDatabase implements Database {
   private readonly holds = new Map<pg.Client, () => Promise<void>>();
   /** Writes waiting for a batch, oldest first. */
   private queued: PendingWrite[] = [];
+  /** This process's callers of `withLock`, queued per key. */
+  private readonly lockQueues = new SerialByKey();
   private batchesInFlight = 0;
 
   constructor(
@@ -92,6 +103,8 @@ export class PostgresDatabase implements Database {
     readonly schema: string,
     /** A new connection outside the pool: a session of its own (a liveness hold, `PostgresEventBus`'s LISTEN). */
     readonly newClient: () => pg.Client,
+    /** The sessions holding `withLock` locks. */
+    private readonly lockPool: pg.Pool,
   ) {}
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
@@ -189,8 +202,31 @@ export class PostgresDatabase implements Database {
     return new Set(result.rows.map((row) => row.holder));
   }
 
+  withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.lockQueues.run(key, async () => {
+      const client = await this.lockPool.connect();
+      const lockKey = `runloom:lock:${this.schema}:${key}`;
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
+      } catch (error) {
+        client.release(error as Error);
+        throw error;
+      }
+      try {
+        return await task();
+      } finally {
+        // A session whose unlock failed may still hold the lock: closed (which frees it), never reused.
+        await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]).then(
+          () => client.release(),
+          (error: Error) => client.release(error),
+        );
+      }
+    });
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.holds.values()].map((end) => end()));
+    await this.lockPool.end();
     await this.pool.end();
   }
 
@@ -430,7 +466,10 @@ export async function openPostgresDatabase(url: string, options: PostgresDatabas
     await pool.end().catch(() => undefined);
     throw new Error(`cannot reach PostgreSQL at ${redactedUrl(url)}: ${(error as Error).message}`);
   }
-  return new PostgresDatabase(pool, schema, () => new pg.Client({ connectionString }));
+  // `withLock`'s sessions: each held for a whole task, so apart from the pool the tasks query with.
+  const lockPool = new pg.Pool({ connectionString, max: LOCK_SESSIONS });
+  lockPool.on('error', (error) => options.logger?.warn({ error: error.message }, 'idle PostgreSQL lock connection failed'));
+  return new PostgresDatabase(pool, schema, () => new pg.Client({ connectionString }), lockPool);
 }
 
 /** Takes Runloom's own `schema` parameter out of the URL before the driver reads it. */

@@ -24,6 +24,7 @@ function inProcessStore(database: Database, removeFiles: () => void = () => {}):
     write: (ops) => database.write(ops),
     holdLiveness: (holder, onLost) => database.holdLiveness(holder, onLost),
     liveHolders: (holders) => database.liveHolders(holders),
+    withLock: (key, task) => database.withLock(key, task),
     // The test bed releases the handle's holds before closing it.
     close: async () => {},
   };

@@ -12,6 +12,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
+import { SerialByKey } from '../../domain/workspaces/serial-by-key';
 import { InProcessLiveness } from '../memory/in-process-liveness';
 import { OperationLog } from './operation-log';
 import { readSnapshot, removeSnapshotTemp } from './snapshot-file';
@@ -61,6 +62,8 @@ export class SqlJsDatabase implements Database {
   private closing: Promise<void> | undefined;
   /** The store is this process's alone (its directory lock), so liveness is this process's holds. */
   private readonly liveness = new InProcessLiveness();
+  /** Likewise its locks: no other process opens this store. */
+  private readonly locks = new SerialByKey();
 
   constructor(
     private readonly engine: SqlEngine,
@@ -141,6 +144,10 @@ export class SqlJsDatabase implements Database {
 
   liveHolders(holders: readonly string[]): Promise<Set<string>> {
     return this.liveness.live(holders);
+  }
+
+  withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.locks.run(key, task);
   }
 
   /** Closes the current log segment and snapshots everything written so far (tests, benchmarks, backups). */
