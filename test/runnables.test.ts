@@ -213,6 +213,11 @@ describe('runnables over HTTP', () => {
   describe('update and versions', () => {
     it('changes name, description and tags without a new version', async () => {
       const runnable = await create({ name: 'before', description: 'old', tags: ['a'], config_content: FLOW_YAML });
+      const read = async () => [
+        (await (await t.request(`/v1/runnable/${runnable.id}`)).json()) as Record<string, any>,
+        ...((await (await t.request('/v1/runnables')).json()) as Record<string, any>[]).filter((listed) => listed.id === runnable.id),
+      ];
+      assert.deepEqual((await read()).map((seen) => seen.name), ['before', 'before']);
       const response = await t.request(`/v1/runnable/${runnable.id}`, json('PATCH', { name: 'after', tags: ['b', 'c'] }));
       assert.equal(response.status, 200);
       const updated = (await response.json()) as Record<string, any>;
@@ -225,6 +230,8 @@ describe('runnables over HTTP', () => {
       const cleared = (await (await t.request(`/v1/runnable/${runnable.id}`, json('PATCH', { description: null }))).json()) as Record<string, any>;
       assert.equal(cleared.description, undefined);
       assert.equal(cleared.name, 'after');
+      // Reads answer the record as it is now, never one read before the change.
+      assert.deepEqual(await read(), [cleared, cleared]);
       const versions = (await (await t.request(`/v1/runnable/${runnable.id}/versions`)).json()) as unknown[];
       assert.equal(versions.length, 1);
     });

@@ -4,6 +4,11 @@ export type HttpResult = Response | JsonResult;
 export interface JsonResult {
   status: number;
   body?: unknown;
+  /**
+   * The body already serialised, instead of `body`: for handlers that keep the JSON of what they
+   * answer again and again (it must be what `JSON.stringify` of the body would give).
+   */
+  jsonText?: string;
   /** Lower-case names. */
   headers?: Record<string, string>;
 }
@@ -51,8 +56,9 @@ export function jsonBodyText(response: Response): string | undefined {
 }
 
 export function serializeJson(result: JsonResult): SerializedJson {
-  if (result.body === undefined) return { status: result.status, headers: { ...result.headers }, text: null };
-  return { status: result.status, headers: { 'content-type': JSON_CONTENT_TYPE, ...result.headers }, text: JSON.stringify(result.body) };
+  const text = result.jsonText ?? (result.body === undefined ? undefined : JSON.stringify(result.body));
+  if (text === undefined) return { status: result.status, headers: { ...result.headers }, text: null };
+  return { status: result.status, headers: { 'content-type': JSON_CONTENT_TYPE, ...result.headers }, text };
 }
 
 export function toAnswer(result: HttpResult): Answer {

@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { refuseTooDeep } from '../input/json-depth';
 import { DomainError, type ErrorDetail } from '../errors';
@@ -29,6 +30,8 @@ import {
 
 /** Concurrent updates of one runnable retry on the fresh record this many times before a 409. */
 const UPDATE_ATTEMPTS = 5;
+/** Runnables whose JSON is kept (see `RunnableService.json`); at ~1 KB each, about 1 MB. */
+const JSON_CACHE_ENTRIES = 1024;
 
 /** A validated configuration, ready to store. */
 interface StoredConfig {
@@ -45,6 +48,11 @@ interface StoredConfig {
 @injectable()
 export class RunnableService {
   private readonly parsedConfigs = new ParsedConfigCache();
+  /**
+   * The JSON of runnables recently read, by id and revision: every write of a runnable increments
+   * its revision, so an entry never goes stale, and lists answer the same records again and again.
+   */
+  private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -80,11 +88,18 @@ export class RunnableService {
 
   /** The account's runnables, oldest first, filtered by type and by tags (all must be present). */
   async list(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<Runnable[]> {
-    const where: Where = {};
-    if (filter.type) where.config_content_type = filter.type;
-    if (filter.tags?.length) where.tags = { hasAll: filter.tags };
-    const docs = await this.runnables.find(accountId, { where, limit: filter.limit, offset: filter.offset });
-    return docs.map(toRunnable);
+    return (await this.findDocs(accountId, filter)).map(toRunnable);
+  }
+
+  /** `list` as the JSON text of the array, each runnable's JSON made once per revision. */
+  async listJson(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<string> {
+    const docs = await this.findDocs(accountId, filter);
+    return `[${docs.map((doc) => this.json(doc)).join(',')}]`;
+  }
+
+  /** `get` as JSON text. */
+  async getJson(accountId: string, id: string): Promise<string> {
+    return this.json(await this.getDoc(accountId, id));
   }
 
   /** The runnable, or a NOT_FOUND `DomainError`; what the run engine reads before it runs one. */
@@ -159,6 +174,23 @@ export class RunnableService {
     await this.getDoc(accountId, id);
     const docs = await this.versions.find(accountId, { where: { runnable_id: id }, orderBy: [{ field: 'version' }] });
     return docs.map(toRunnableVersion);
+  }
+
+  private findDocs(accountId: string, filter: Partial<ListRunnablesQuery>): Promise<RunnableDoc[]> {
+    const where: Where = {};
+    if (filter.type) where.config_content_type = filter.type;
+    if (filter.tags?.length) where.tags = { hasAll: filter.tags };
+    return this.runnables.find(accountId, { where, limit: filter.limit, offset: filter.offset });
+  }
+
+  private json(doc: RunnableDoc): string {
+    const key = `${doc.id} ${doc.revision}`;
+    let text = this.jsonTexts.get(key);
+    if (text === undefined) {
+      text = JSON.stringify(toRunnable(doc));
+      this.jsonTexts.set(key, text);
+    }
+    return text;
   }
 
   private getDoc(accountId: string, id: string): Promise<RunnableDoc> {

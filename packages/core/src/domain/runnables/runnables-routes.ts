@@ -33,7 +33,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       summary: "The account's runnables, oldest first, filtered by type and tags (all given tags must be present)",
       query: listRunnablesQuery,
       responses: { 200: { description: 'the runnables', schema: z.array(runnableSchema) }, 400: invalid },
-      handle: async ({ principal, query }) => ({ status: 200, body: await runnables.list(principal.accountId, query) }),
+      handle: async ({ principal, query }) => ({ status: 200, jsonText: await runnables.listJson(principal.accountId, query) }),
     }),
     route({
       method: 'GET',
@@ -42,7 +42,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       summary: 'Read a runnable',
       params: runnableIdParams,
       responses: { 200: { description: 'the runnable', schema: runnableSchema }, 404: notFound },
-      handle: async ({ principal, params }) => ({ status: 200, body: await runnables.get(principal.accountId, params.id) }),
+      handle: async ({ principal, params }) => ({ status: 200, jsonText: await runnables.getJson(principal.accountId, params.id) }),
     }),
     route({
       method: 'PATCH',
