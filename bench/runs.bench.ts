@@ -20,7 +20,7 @@ const WARMUP_RUNS = 300;
 const CONCURRENCY = 16;
 const LATENCY_SAMPLES = 300;
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-const CLIENT = { account: 'acct-bench', id: 'bench-runs-client', secret: 'bench-runs-secret-0123456789' };
+export const CLIENT = { account: 'acct-bench', id: 'bench-runs-client', secret: 'bench-runs-secret-0123456789' };
 const API_KEY = 'sk-bench-0123456789abcdef';
 const MODEL = 'gpt-4o-mini';
 const PROMPT = { system: 'You answer in one word.', messages: [{ role: 'user', content: 'Say hello.' }] };
@@ -149,11 +149,11 @@ export async function runRunsBench(): Promise<BenchResult[]> {
 
 export { runRunsBench as run };
 
-interface Api {
+export interface Api {
   call(method: string, target: string, body: unknown, expected: number[]): Promise<unknown>;
 }
 
-async function connect(baseUrl: string): Promise<Api> {
+export async function connect(baseUrl: string): Promise<Api> {
   const authorization = `Bearer ${await fetchToken(baseUrl, CLIENT)}`;
   return {
     async call(method, target, body, expected) {
@@ -174,7 +174,7 @@ async function connect(baseUrl: string): Promise<Api> {
  * runs completed per second from the first submission to the last completion. Any run that did
  * not succeed voids the figure.
  */
-async function completedRunsPerSecond(api: Api, runnableId: string, submitRun: () => Promise<void>, count: number): Promise<number> {
+export async function completedRunsPerSecond(api: Api, runnableId: string, submitRun: () => Promise<void>, count: number): Promise<number> {
   const started = performance.now();
   await inParallel(count, submitRun);
   for (;;) {
