@@ -308,6 +308,24 @@ describe('thread streams', function () {
       assert.ok(textOf(saved).length > 0);
     });
 
+    it('sends the SSE heartbeat comment every 15 s (on the Clock) while the reply waits for the vendor; the ai package still reads the stream', async () => {
+      const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
+      t = await startTestRunloom({ rateLimit: 0, allowPrivateNetwork: true, clock, threadStreamIdleTimeoutMs: 60_000 });
+      const workspaceId = await workspaceWithVendor(t, vendor);
+      await saveThread(t, workspaceId, 'beat');
+      const release = gate();
+      vendor.reply({ type: 'text', chunks: TEXT, gate: release.promise });
+      const response = await t.request(`/workspace/${workspaceId}/threads/stream`, json('POST', { threadId: 'beat', message: 'Hi', model: { provider: 'openai', model: vendor.model } }));
+      const reader = response.body!.getReader();
+      let text = await readUntil(reader, '"text-delta"');
+      assert.ok(!text.includes(': heartbeat'), 'no heartbeat before 15 s');
+      await clock.advance(15_000);
+      text += await readUntil(reader, ': heartbeat\n\n');
+      release.open();
+      text += await readAll(reader);
+      assert.equal(textOf(await assemble(await readChunks(new Response(text).body!))), TEXT.join(''));
+    });
+
     it('marks a reply cut off by a shutdown as interrupted, with what had streamed', async () => {
       t = await startTestRunloom({ rateLimit: 0, allowPrivateNetwork: true });
       const workspaceId = await workspaceWithVendor(t, vendor);

@@ -68,7 +68,8 @@ export interface SseStream {
 }
 
 const encoder = new TextEncoder();
-const HEARTBEAT = encoder.encode(': heartbeat\n\n');
+/** The comment line every stream sends each `heartbeatMs` (streams that read at their own pace send it themselves). */
+export const SSE_HEARTBEAT = encoder.encode(': heartbeat\n\n');
 
 export function openSseStream(options: SseStreamOptions): SseStream {
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_SSE_SETTINGS.maxBufferedBytes;
@@ -146,7 +147,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
   if (options.signal?.aborted) onAbort();
   else {
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    heartbeat = options.clock.setInterval(() => enqueue(HEARTBEAT), options.heartbeatMs ?? DEFAULT_SSE_SETTINGS.heartbeatMs);
+    heartbeat = options.clock.setInterval(() => enqueue(SSE_HEARTBEAT), options.heartbeatMs ?? DEFAULT_SSE_SETTINGS.heartbeatMs);
   }
 
   const response = new Response(body, {

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { ApiError } from '../../http/api-error';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
+import { SSE_HEARTBEAT, type SseSettings } from '../../http/sse';
+import type { Clock, Timer } from '../../ports/clock';
 import { pageQueryFields } from '../input/page-query';
 import {
   patchThreadBody,
@@ -26,12 +28,14 @@ const errors = {
 const archived = { 409: { description: 'the workspace is archived', schema: apiErrorBody } };
 const broken = { 409: { description: 'the thread file is not a valid thread (the message names the problem), or the workspace is archived', schema: apiErrorBody } };
 const eventStream = {
-  description: 'the AI SDK UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`): one `data:` JSON chunk per frame, each with an `id:`, ending with `data: [DONE]`',
+  description:
+    'the AI SDK UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`): one `data:` JSON chunk per frame, each with an `id:`, ending with `data: [DONE]`; a comment line every 15 s',
   contentType: 'text/event-stream',
 };
 
 /** The HTTP face of threads and their streams (docs/api.md#threads, docs/api.md#thread-streams). */
-export function threadRoutes(threads: ThreadService, streams: ThreadStreams): RouteDefinition[] {
+export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clock: Clock, sse: Pick<SseSettings, 'heartbeatMs'>): RouteDefinition[] {
+  const streamResponse = (stream: ThreadStream, after: number): Response => subscriberResponse(stream, after, clock, sse.heartbeatMs);
   return [
     route({
       method: 'GET',
@@ -222,17 +226,27 @@ const STREAM_HEADERS = {
 /**
  * One subscriber of `stream` as SSE, from chunk `after` + 1: every frame carries its chunk number
  * as `id:` (what `Last-Event-ID` names), and `data: [DONE]` follows the last chunk. Frames waiting
- * are sent in one write. The client going away only ends this subscription.
+ * are sent in one write. A heartbeat comment goes out every `heartbeatMs` on the clock, as on
+ * every SSE stream of the server. The client going away only ends this
+ * subscription.
  *
  * Pulled, not pushed (unlike `http/sse.ts`, whose writer drops a client that leaves 1 MiB unread):
  * every subscriber reads the stream's one shared buffer at its own pace, so replaying a long reply
  * to a rejoining client costs no copy per client and never drops it.
  */
-function streamResponse(stream: ThreadStream, after: number): Response {
+function subscriberResponse(stream: ThreadStream, after: number, clock: Clock, heartbeatMs: number): Response {
   const leave = stream.subscribe();
   const encoder = new TextEncoder();
   let next = after;
+  let heartbeat: Timer | undefined;
+  const close = (): void => {
+    heartbeat?.cancel();
+    leave();
+  };
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      heartbeat = clock.setInterval(() => controller.enqueue(SSE_HEARTBEAT), heartbeatMs);
+    },
     async pull(controller) {
       const read = await stream.read(next);
       let text = '';
@@ -240,11 +254,11 @@ function streamResponse(stream: ThreadStream, after: number): Response {
       if (read.ended) text += `id: ${next + 1}\ndata: [DONE]\n\n`;
       if (text !== '') controller.enqueue(encoder.encode(text));
       if (read.ended) {
+        close();
         controller.close();
-        leave();
       }
     },
-    cancel: leave,
+    cancel: close,
   });
   return new Response(body, { status: 200, headers: STREAM_HEADERS });
 }

@@ -1,5 +1,7 @@
 import { ContainerModule } from 'inversify';
 import { RouteTable } from '../../http/route';
+import { SseSettings } from '../../http/sse';
+import { Clock } from '../../ports/clock';
 import { Lifecycle } from '../lifecycle';
 import { Migrations } from '../storage/migrations';
 import { WorkspaceMetadataContributor } from '../workspaces/workspace-metadata';
@@ -7,7 +9,6 @@ import { threadRoutes } from './thread-routes';
 import { ThreadService } from './thread-service';
 import { threadIndexMigrations, ThreadStore } from './thread-store';
 import { ThreadStreamRegistry } from './thread-stream-registry';
-import { ThreadStreamRelay } from './thread-stream-relay';
 import { threadStreamMigrations, ThreadStreams } from './thread-streams';
 
 /**
@@ -20,10 +21,12 @@ export const threadsModule = new ContainerModule(({ bind }) => {
   bind(ThreadService).toSelf().inSingletonScope();
   bind(WorkspaceMetadataContributor).toService(ThreadService);
   bind(ThreadStreamRegistry).toSelf().inSingletonScope();
-  bind(ThreadStreamRelay).toSelf().inSingletonScope();
   bind(ThreadStreams).toSelf().inSingletonScope();
   bind(Lifecycle).toService(ThreadStreams);
   bind(RouteTable)
-    .toResolvedValue((threads: ThreadService, streams: ThreadStreams) => threadRoutes(threads, streams), [ThreadService, ThreadStreams])
+    .toResolvedValue(
+      (threads: ThreadService, streams: ThreadStreams, clock: Clock, sse: SseSettings) => threadRoutes(threads, streams, clock, sse),
+      [ThreadService, ThreadStreams, Clock, SseSettings],
+    )
     .inSingletonScope();
 });
