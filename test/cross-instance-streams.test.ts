@@ -7,11 +7,12 @@ import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/tes
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { startTestServer, type TestServer } from './support/server';
 import { assemble, frameIds, gate, readChunks, textOf } from './support/threads';
+import { waitUntil } from './support/wait';
 
 /**
  * Live streams across instances (ARCHITECTURE.md, "Beyond one machine"): two Runlooms on one
  * PostgreSQL schema, one workspaces folder and one secret key, each behind its own loopback server.
- * A reply or a command execution runs on A; B rejoins it, follows it and cancels it.
+ * A reply or a command execution runs on one; the other rejoins it, follows it and cancels it.
  */
 
 const ACCOUNT = 'acct-cross';
@@ -57,6 +58,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
       workspacesDir: path.join(root, 'workspaces'),
       secretKey: randomBytes(32).toString('base64'),
       allowPrivateNetwork: true,
+      shellCommands: true,
       rateLimit: 0,
     };
     a = await startTestServer(shared);
@@ -118,6 +120,43 @@ describe('live streams across instances on one PostgreSQL database', function ()
     const saved = await savedReply(b, 'cancelled');
     assert.equal(saved.metadata.status, 'cancelled', 'B reads the saved reply once its cancel is answered');
     held.open();
+  });
+
+  it('follows from the other instance a command execution running on one: its output from the first byte as it comes; a cancel from there kills its process', async () => {
+    const created = await call(a, `/workspace/${workspaceId}/commands`, {
+      method: 'POST',
+      body: JSON.stringify({ trigger: 'slow', type: 'shell', argv: ['sh', '-c', 'echo started; echo "pid $$"; exec sleep 30'] }),
+    });
+    assert.equal(created.status, 201, await created.text());
+    const accepted = await call(a, `/workspace/${workspaceId}/command/slow/execute`, { method: 'POST', body: '{}' });
+    const { runId } = ((await accepted.json()) as { data: { runId: string } }).data;
+    const execution = `/workspace/${workspaceId}/command/slow/executions/${runId}`;
+    // Either instance's queue may run it: the one whose record view holds the output so far runs it.
+    const outputOn = async (server: TestServer): Promise<string> => ((await (await call(server, execution)).json()) as { data: { output: string } }).data.output;
+    let runner: TestServer | undefined;
+    await waitUntil(async () => {
+      for (const server of [a, b]) if ((await outputOn(server)).includes('pid ')) runner = server;
+      return runner !== undefined;
+    }, 'the execution to start');
+    const other = runner === a ? b : a;
+    assert.equal(await outputOn(other), '', 'the other instance does not run it');
+
+    const followed = await call(other, `${execution}/output`);
+    assert.equal(followed.status, 200);
+    const reader = followed.body!.getReader();
+    let firstBytes = await readUntil(reader, 'pid ');
+    while (!/pid \d+\n/.test(firstBytes)) firstBytes += await readUntil(reader, '\n');
+    assert.match(firstBytes, /^started\npid \d+\n$/, 'the output from its first byte');
+    const pid = Number(/pid (\d+)/.exec(firstBytes)![1]);
+    assert.doesNotThrow(() => process.kill(pid, 0), 'the command runs');
+
+    const cancelled = await call(other, execution, { method: 'DELETE' });
+    assert.equal(cancelled.status, 200);
+    const view = ((await cancelled.json()) as { data: { status: string; output: string } }).data;
+    assert.equal(view.status, 'cancelled');
+    assert.match(view.output, /^started\npid \d+\n$/, 'the output the running instance had, kept');
+    assert.throws(() => process.kill(pid, 0), /ESRCH/, 'the process is gone once the cancel is answered');
+    await readAll(reader);
   });
 
   it('answers 204 on B for a thread with no reply streaming anywhere, and DELETE says nothing was streaming', async () => {

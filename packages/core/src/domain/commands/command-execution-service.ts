@@ -10,6 +10,7 @@ import { DomainError, validationError } from '../errors';
 import type { Lifecycle } from '../lifecycle';
 import { Repository } from '../storage/repository';
 import { ThreadService } from '../threads/thread-service';
+import { type FollowedSource, LiveRelay } from '../workspace-events/live-relay';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { WorkspaceConfigService } from '../workspaces/workspace-config-service';
 import { WorkspaceService } from '../workspaces/workspace-service';
@@ -46,6 +47,11 @@ const EXECUTE_ATTEMPTS = 4;
 
 /** What `follow` yields: the execution's status (first its state now), then its output as it comes. */
 export type ExecutionEvent = { type: 'status'; execution: CommandExecution } | { type: 'output'; text: string };
+
+/** What an execution's output is relayed under to other instances (`LiveRelay`). */
+function outputKey(executionId: string): string {
+  return `command-execution:${executionId}`;
+}
 
 /** The bus topic of an execution's status changes (in-process listeners: waits, event streams). */
 function executionTopic(executionId: string): string {
@@ -89,6 +95,7 @@ export class CommandExecutionService implements Lifecycle {
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
     @inject(RunloomConfig) private readonly config: RunloomConfig,
+    @inject(LiveRelay) private readonly relay: LiveRelay,
   ) {
     this.executions = new Repository(database, EXECUTIONS);
   }
@@ -144,6 +151,12 @@ export class CommandExecutionService implements Lifecycle {
       if (isFinished(record.status)) {
         throw DomainError.conflict(`execution ${executionId} is already ${record.status}; only a queued or running execution can be cancelled`);
       }
+      // Running on another instance: cancelled there, with the output it has; here only when it does not answer.
+      if (record.status === 'running' && !this.running.has(executionId) && (await this.relay.cancel(workspaceId, outputKey(executionId)))) {
+        const there = await this.requireExecution(accountId, workspaceId, trigger, executionId);
+        if (there.status === 'cancelled') return toExecutionView(there);
+        continue;
+      }
       const cancelled = new ExecutionCancelled();
       const output = this.live.get(executionId);
       const final = this.finalRecord(record, { status: 'cancelled', error: cancelled.failure }, output);
@@ -195,12 +208,24 @@ export class CommandExecutionService implements Lifecycle {
     };
     let outputSeen = false;
     let outputFollow: { unsubscribe(): void } | undefined;
-    const attach = (): void => {
+    let relayed: FollowedSource | undefined;
+    const attach = (record?: ExecutionRecord): void => {
+      if (!withOutput || outputSeen || relayed) return;
       const output = this.live.get(executionId);
-      if (!withOutput || outputSeen || !output) return;
-      outputSeen = true;
-      if (output.text !== '') push({ type: 'output', text: output.text });
-      outputFollow = output.follow((text) => push({ type: 'output', text }));
+      if (output) {
+        outputSeen = true;
+        if (output.text !== '') push({ type: 'output', text: output.text });
+        outputFollow = output.follow((text) => push({ type: 'output', text }));
+      } else if (record?.status === 'running') {
+        // Running on another instance: its output relayed from there from the first byte, its end read from the record.
+        relayed = this.relay.follow(record.workspace_id, outputKey(executionId), {
+          items: (texts) => {
+            outputSeen = true;
+            push({ type: 'output', text: texts.join('') });
+          },
+          end: () => recheck(),
+        });
+      }
     };
     const status = (execution: CommandExecution): void => {
       if (!withOutput) return push({ type: 'status', execution });
@@ -214,6 +239,19 @@ export class CommandExecutionService implements Lifecycle {
       if (event.data.status === 'running') attach();
       status(event.data);
     });
+    // Status changes arrive on this process's bus; an execution run by another instance is seen by
+    // reading its record now and then, and when the relay says it ended.
+    const recheck = (): void => {
+      this.database.get(EXECUTIONS, executionId).then(
+        (current) => {
+          const record = current as ExecutionRecord | undefined;
+          if (record && isFinished(record.status)) return status(toExecutionView(record));
+          if (record) attach(record);
+          wake?.();
+        },
+        () => wake?.(),
+      );
+    };
     const onAbort = (): void => wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
@@ -228,7 +266,7 @@ export class CommandExecutionService implements Lifecycle {
         yield* pending;
         return;
       }
-      attach();
+      attach(record);
       const meanwhile = pending.splice(0);
       status(toExecutionView(record));
       // The state now first, then what arrived while it was read.
@@ -236,20 +274,10 @@ export class CommandExecutionService implements Lifecycle {
       while (!signal?.aborted) {
         const next = pending.shift();
         if (!next) {
-          // Status changes arrive on this process's bus; an execution run by another instance is
-          // seen by reading its record now and then.
-          const recheck = this.clock.setTimeout(() => {
-            this.database.get(EXECUTIONS, executionId).then(
-              (current) => {
-                if (current && isFinished((current as ExecutionRecord).status)) status(toExecutionView(current as ExecutionRecord));
-                else wake?.();
-              },
-              () => wake?.(),
-            );
-          }, RECHECK_MS);
+          const timer = this.clock.setTimeout(recheck, RECHECK_MS);
           await new Promise<void>((resolve) => (wake = resolve));
           wake = undefined;
-          recheck.cancel();
+          timer.cancel();
           continue;
         }
         yield next;
@@ -258,6 +286,7 @@ export class CommandExecutionService implements Lifecycle {
     } finally {
       subscription.unsubscribe();
       outputFollow?.unsubscribe();
+      relayed?.leave();
       signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -333,6 +362,14 @@ export class CommandExecutionService implements Lifecycle {
     const output = this.live.open(record.id, maxBytes);
     const controller = new AbortController();
     this.running.set(record.id, controller);
+    const served = this.relay.serve(record.workspace_id, outputKey(record.id), {
+      items: (signal) => output.batches(signal),
+      cancel: () => {
+        this.cancel(record.account_id, record.workspace_id, record.trigger, record.id).catch((error: unknown) => {
+          this.logger.warn({ executionId: record.id, error: (error as Error).message }, 'a cancel asked by another instance failed');
+        });
+      },
+    });
     try {
       let current: ExecutionRecord = { ...record, status: 'running', started_at: record.started_at ?? this.clock.now().toISOString() };
       try {
@@ -363,6 +400,7 @@ export class CommandExecutionService implements Lifecycle {
     } finally {
       this.running.delete(record.id);
       this.live.close(record.id);
+      await served.close();
     }
   }
 

@@ -46,6 +46,31 @@ export class LiveOutput {
     return { unsubscribe: () => this.listeners.delete(listener) };
   }
 
+  /**
+   * The text so far, then what comes, batch after batch (what was written while the last batch was
+   * taken), until `signal` aborts: what another instance following this output is sent.
+   */
+  async *batches(signal: AbortSignal): AsyncIterable<readonly string[]> {
+    const pending: string[] = this.textSoFar === '' ? [] : [this.textSoFar];
+    let wake: (() => void) | undefined;
+    const following = this.follow((text) => {
+      pending.push(text);
+      wake?.();
+    });
+    const onAbort = (): void => wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        if (pending.length > 0) yield pending.splice(0);
+        else if (signal.aborted) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    } finally {
+      following.unsubscribe();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
   private emit(text: string): void {
     if (text === '') return;
     this.textSoFar += text;
