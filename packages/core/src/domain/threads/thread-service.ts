@@ -30,6 +30,9 @@ export class ThreadService implements WorkspaceMetadataContributor {
   /** In-process: instances sharing one store would need a lock in the database instead. */
   private readonly locks = new SerialByKey();
 
+  /** The last change queued per thread in this process, until it is done (see `get`). */
+  private readonly queuedWrites = new Map<string, Promise<void>>();
+
   constructor(
     @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
     @inject(ThreadStore) private readonly store: ThreadStore,
@@ -51,16 +54,16 @@ export class ThreadService implements WorkspaceMetadataContributor {
 
   /**
    * The thread; 404 without a file, 409 when the file is not a thread (the index then says so
-   * too). Read in the thread's queue, so it holds every write queued before it: a reply saved
-   * just as its stream ended (see `ThreadStreams`) included.
+   * too). Read once the writes of the thread queued before it in this process are done, so it
+   * holds a reply saved just as its stream ended (see `ThreadStreams`).
    */
   async get(accountId: string, workspaceId: string, threadId: string): Promise<Thread> {
+    const key = lockKey(workspaceId, threadId);
+    await this.queuedWrites.get(key);
     const files = await this.workspaces.files(accountId, workspaceId);
-    return this.locks.run(lockKey(workspaceId, threadId), async () => {
-      const read = await this.store.read(files, threadId);
-      if (read.kind === 'broken') await this.store.reindex(accountId, workspaceId, threadId, read);
-      return readable(read, threadId);
-    });
+    const read = await this.store.read(files, threadId);
+    if (read.kind === 'broken') await this.locks.run(key, () => this.store.reindex(accountId, workspaceId, threadId, read));
+    return readable(read, threadId);
   }
 
   /** Creates the thread or overwrites it whole (a broken file included); `created` tells which. */
@@ -141,13 +144,24 @@ export class ThreadService implements WorkspaceMetadataContributor {
    * before the workspace was archived is still kept.
    */
   change(accountId: string, workspaceId: string, threadId: string, change: ThreadChange): Promise<Thread> {
-    return this.locks.run(lockKey(workspaceId, threadId), async () => {
+    const key = lockKey(workspaceId, threadId);
+    const changed = this.locks.run(key, async () => {
       const files = await this.workspaces.files(accountId, workspaceId);
       const current = readable(await this.store.read(files, threadId), threadId);
       const thread = { ...change(current), id: threadId, created_at: current.created_at, updated_at: this.clock.now().toISOString() };
       await this.commit(files, accountId, workspaceId, thread);
       return thread;
     });
+    // Writes run in call order: a read waits for the last one queued.
+    const settled = changed.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queuedWrites.set(key, settled);
+    void settled.then(() => {
+      if (this.queuedWrites.get(key) === settled) this.queuedWrites.delete(key);
+    });
+    return changed;
   }
 
   private async writableFiles(accountId: string, workspaceId: string): Promise<WorkspaceFileSystem> {
