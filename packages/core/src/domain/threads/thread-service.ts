@@ -4,7 +4,7 @@ import { Clock } from '../../ports/clock';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import type { WorkspaceMetadataContribution, WorkspaceMetadataContributor } from '../workspaces/workspace-metadata';
-import { SerialByKey } from '../workspaces/serial-by-key';
+import { WorkspaceLocks } from '../workspaces/workspace-locks';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import type {
   PatchThreadInput,
@@ -21,19 +21,18 @@ export type ThreadChange = (thread: Thread) => Thread;
 
 /**
  * Threads of a workspace (docs/api.md#threads): files under `.runloom/threads/` plus the metadata
- * index (`ThreadStore`). Every write of one thread runs alone (`SerialByKey`), reads the file as it
+ * index (`ThreadStore`). Every write of one thread runs alone (`WorkspaceLocks`, across instances), reads the file as it
  * is then, and is published as `thread.updated` / `thread.deleted` once durable; so parallel
  * PATCHes and a stream saving its reply never lose each other's messages.
  */
 @injectable()
 export class ThreadService implements WorkspaceMetadataContributor {
-  /** In-process: instances sharing one store would need a lock in the database instead. */
-  private readonly locks = new SerialByKey();
-
   /** The last change queued per thread in this process, until it is done (see `get`). */
   private readonly queuedWrites = new Map<string, Promise<void>>();
 
   constructor(
+    /** Every write of one thread, across instances sharing the workspaces dir. */
+    @inject(WorkspaceLocks) private readonly locks: WorkspaceLocks,
     @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
     @inject(ThreadStore) private readonly store: ThreadStore,
     @inject(WorkspaceEvents) private readonly events: WorkspaceEvents,

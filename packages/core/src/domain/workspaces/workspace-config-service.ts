@@ -2,7 +2,6 @@ import { inject, injectable } from 'inversify';
 import { DomainError } from '../errors';
 import { WorkspaceConflictError, type WorkspaceEntry, WorkspaceFileTooLargeError, type WorkspaceFileSystem } from '../../ports/workspace-file-system';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
-import { SerialByKey } from './serial-by-key';
 import {
   checkMergedConfig,
   emptyConfigDocument,
@@ -13,6 +12,7 @@ import {
   WORKSPACE_CONFIG_PATH,
   type WorkspaceConfig,
 } from './workspace-config';
+import { WorkspaceLocks } from './workspace-locks';
 import { WorkspaceService } from './workspace-service';
 
 export type { WorkspaceConfig };
@@ -26,9 +26,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 @injectable()
 export class WorkspaceConfigService {
-  private readonly serial = new SerialByKey();
-
   constructor(
+    /** Patches of one workspace's file, one after the other across instances sharing the workspaces dir. */
+    @inject(WorkspaceLocks) private readonly locks: WorkspaceLocks,
     @inject(WorkspaceService) private readonly workspaces: WorkspaceService,
     @inject(WorkspaceEvents) private readonly events: WorkspaceEvents,
   ) {}
@@ -50,7 +50,7 @@ export class WorkspaceConfigService {
    * workspace is archived.
    */
   patch(accountId: string, workspaceId: string, patch: Record<string, unknown>): Promise<WorkspaceConfig> {
-    return this.serial.run(workspaceId, async () => {
+    return this.locks.run(workspaceId, async () => {
       await this.workspaces.requireWritable(accountId, workspaceId);
       const files = await this.workspaces.files(accountId, workspaceId);
       const text = await readConfigText(files);

@@ -3,6 +3,7 @@ import { RouteTable } from '../../http/route';
 import { Migrations } from '../storage/migrations';
 import { workspaceConfigRoutes } from './workspace-config-routes';
 import { WorkspaceConfigService } from './workspace-config-service';
+import { WorkspaceLocks } from './workspace-locks';
 import { WorkspaceMetadataService } from './workspace-metadata';
 import { workspaceMigrations } from './workspace-migrations';
 import { workspaceRoutes } from './workspace-routes';
@@ -18,6 +19,7 @@ import { WorkspaceTemplateService } from './workspace-template-service';
 export const workspacesModule = new ContainerModule(({ bind }) => {
   bind(Migrations).toConstantValue(workspaceMigrations);
   bind(WorkspaceService).toSelf().inSingletonScope();
+  bind(WorkspaceLocks).toSelf().inSingletonScope();
   bind(WorkspaceTemplateService).toSelf().inSingletonScope();
   bind(WorkspaceConfigService).toSelf().inSingletonScope();
   bind(WorkspaceMetadataService).toSelf().inSingletonScope();
