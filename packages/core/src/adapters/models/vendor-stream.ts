@@ -86,7 +86,7 @@ function keepingAnswerBody(fetch: VendorFetch, keep: (body: ReadableStream<Uint8
 const FIRST_RETRY_DELAY_MS = 2000;
 const MAX_ASKED_RETRY_DELAY_MS = 60_000;
 
-async function withRetries<T>(call: () => PromiseLike<T>, maxRetries: number, signal: AbortSignal): Promise<T> {
+export async function withRetries<T>(call: () => PromiseLike<T>, maxRetries: number, signal: AbortSignal): Promise<T> {
   const { APICallError } = await importAiSdk('ai');
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -169,8 +169,8 @@ export function toolCall(toolCallId: string, toolName: string, input: string): V
   }
 }
 
-/** The request as the SDK model's call options: what `streamText` would have built from it. */
-function callOptions(request: ModelRequest, abortSignal: AbortSignal): CallOptions {
+/** The request as the SDK model's call options: what `streamText` or `generateText` would have built from it. */
+export function callOptions(request: ModelRequest, abortSignal: AbortSignal): CallOptions {
   const params = request.params ?? {};
   const choice = request.toolChoice;
   return {
