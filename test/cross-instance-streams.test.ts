@@ -39,6 +39,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
     call(a, `/workspace/${workspaceId}/threads/stream`, { method: 'POST', body: JSON.stringify({ threadId, message: 'Hello', model }) });
   const rejoin = (server: TestServer, threadId: string, lastEventId?: string): Promise<Response> =>
     call(server, `/workspace/${workspaceId}/threads/stream?threadId=${threadId}`, lastEventId ? { headers: { 'last-event-id': lastEventId } } : {});
+  const workspaceEvents = (server: TestServer) => openWorkspaceEvents(`${server.url}/workspace/${workspaceId}/events`, token);
   const saveThread = async (threadId: string): Promise<void> => {
     const saved = await call(a, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
     assert.equal(saved.status, 201, await saved.text());
@@ -77,6 +78,23 @@ describe('live streams across instances on one PostgreSQL database', function ()
     await vendor?.close();
     await schema?.drop();
     fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('shows a workspace event stream on either instance every event caused on both, in order, under the same ids', async () => {
+    const onA = await workspaceEvents(a);
+    const onB = await workspaceEvents(b);
+    for (const [server, threadId] of [[a, 'e1'], [b, 'e2'], [a, 'e3']] as const) {
+      const saved = await call(server, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
+      assert.equal(saved.status, 201, await saved.text());
+    }
+    const [seenOnA, seenOnB] = await Promise.all([onA.until('e3'), onB.until('e3')]);
+    assert.deepEqual(seenOnB, seenOnA);
+    assert.deepEqual(
+      seenOnA.filter((frame) => /"thread_?[iI]d":"e\d"/.test(frame.data)).map((frame) => /"(e\d)"/.exec(frame.data)![1]),
+      ['e1', 'e2', 'e3'],
+    );
+    const ids = seenOnA.map((frame) => frame.id);
+    assert.deepEqual(ids, [...ids].sort((x, y) => x - y), 'ids increase');
   });
 
   it('rejoins from B a reply streaming on A: every chunk under the same ids, from the start and after Last-Event-ID', async () => {
@@ -169,6 +187,39 @@ describe('live streams across instances on one PostgreSQL database', function ()
 });
 
 const decoder = new TextDecoder();
+
+interface Frame {
+  id: number;
+  data: string;
+}
+
+/** `GET …/events` on `server`: `until(text)` answers the frames received up to the first whose data holds `text`, and closes the stream. */
+async function openWorkspaceEvents(url: string, token: string): Promise<{ until(text: string): Promise<Frame[]> }> {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  assert.equal(response.status, 200);
+  const reader = response.body!.getReader();
+  return {
+    async until(text) {
+      const frames: Frame[] = [];
+      let buffer = '';
+      while (!frames.some((frame) => frame.data.includes(text))) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the event stream ended before ${text}`);
+        buffer += decoder.decode(value, { stream: true });
+        const blocks = buffer.split('\n\n');
+        buffer = blocks.pop()!;
+        for (const block of blocks) {
+          const id = /^id: (\d+)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (id !== undefined && data !== undefined) frames.push({ id: Number(id), data });
+        }
+      }
+      controller.abort();
+      return frames;
+    },
+  };
+}
 
 async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string): Promise<string> {
   let text = '';
