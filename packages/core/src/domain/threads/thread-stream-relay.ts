@@ -35,7 +35,7 @@ export class ThreadStreamRelay {
 
   /** Makes `stream`, generated here, reachable from the other instances until `close`; `cancel` is what a cancel from one of them does. */
   serve(stream: ThreadStream, cancel: () => void): ServedSource {
-    return this.relay.serve(stream.workspaceId, keyOf(stream.id), { items: (signal) => chunksOf(stream, signal), cancel });
+    return this.relay.serve(stream.workspaceId, keyOf(stream.id), { items: () => chunksOf(stream), cancel });
   }
 
   /** Whether `stream` mirrors another instance's reply (rather than being generated here). */
@@ -92,10 +92,13 @@ function keyOf(streamId: string): string {
   return `thread-stream:${streamId}`;
 }
 
-/** The stream's chunks (as JSON) from the first, each read handing over what piled up since the last. */
-async function* chunksOf(stream: ThreadStream, signal: AbortSignal): AsyncIterable<readonly string[]> {
+/**
+ * The stream's chunks (as JSON) from the first to its end, each read handing over what piled up
+ * since the last. The relay's closing signal is not needed: a stream is closed only once it has ended.
+ */
+async function* chunksOf(stream: ThreadStream): AsyncIterable<readonly string[]> {
   let position = 0;
-  while (!signal.aborted) {
+  for (;;) {
     const read = await stream.read(position);
     position += read.chunks.length;
     yield read.chunks;

@@ -12,8 +12,9 @@ export const RELAY_ANSWER_MS = 5000;
 /** What a source offers while it runs: its items from the first, and a way to stop it. */
 export interface RelaySource {
   /**
-   * Every item so far, then each later batch as it comes, until the source ends or `signal`
-   * aborts (the source's instance is closing it): batches of what piled up while one was sent.
+   * Every item so far, then each later batch as it comes (what piled up while one was sent), until
+   * the source ends; once `signal` aborts (the source's instance is closing it) it hands over what
+   * is left and stops.
    */
   items(signal: AbortSignal): AsyncIterable<readonly string[]>;
   /** Another instance asked to cancel the source. */
