@@ -2,20 +2,28 @@ import assert from 'node:assert/strict';
 import { decodeChatCompletionStream } from './chat-completion-stream';
 import type { VendorStreamEvent } from './vendor-stream';
 
-/** A body whose reads are exactly `reads` (text as UTF-8 bytes). */
-function bodyOf(reads: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
+type Read = string | Uint8Array;
+
+/**
+ * A body whose chunks arrive as `arrivals` say: the chunks of one arrival queued together (as
+ * fetch queues the HTTP chunks of one socket read), each arrival a turn of the event loop later.
+ */
+function bodyOf(arrivals: Read[][]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
+  let next = 0;
   return new ReadableStream({
-    start(controller) {
-      for (const read of reads) controller.enqueue(typeof read === 'string' ? encoder.encode(read) : read);
-      controller.close();
+    async pull(controller) {
+      if (next > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (next === arrivals.length) return controller.close();
+      for (const read of arrivals[next++]!) controller.enqueue(typeof read === 'string' ? encoder.encode(read) : read);
     },
   });
 }
 
-async function decode(reads: (string | Uint8Array)[]): Promise<VendorStreamEvent[]> {
+/** Decodes a body whose arrivals are `arrivals` (a string alone: one chunk arriving alone). */
+async function decode(arrivals: (Read | Read[])[]): Promise<VendorStreamEvent[]> {
   const events: VendorStreamEvent[] = [];
-  for await (const event of decodeChatCompletionStream(bodyOf(reads))) events.push(event);
+  for await (const event of decodeChatCompletionStream(bodyOf(arrivals.map((arrival) => (Array.isArray(arrival) ? arrival : [arrival]))))) events.push(event);
   return events;
 }
 
@@ -24,10 +32,10 @@ const chunk = (delta: object, finish: string | null = null, extras: object = {})
 const usageChunk = `data: ${JSON.stringify({ id: 'c', choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } })}\n\n`;
 
 describe('decodeChatCompletionStream', () => {
-  it('joins the text deltas of one read into one event, one event per read, then the finish with usage', async () => {
+  it('joins the text deltas that arrive together (in one chunk or in chunks queued at once) into one event, then the finish with usage', async () => {
     const events = await decode([
       chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Bon' }) + chunk({ content: 'jour' }),
-      chunk({ content: ' le' }) + chunk({ content: ' monde' }) + chunk({}, 'stop'),
+      [chunk({ content: ' le' }), chunk({ content: ' monde' }), chunk({}, 'stop')],
       usageChunk + 'data: [DONE]\n\n',
     ]);
     assert.deepEqual(events, [

@@ -1,16 +1,16 @@
 import type { ModelFinishReason, ModelUsage } from '../../ports/model-gateway';
-import { chunksOf, toolCall, type VendorStreamEvent } from './vendor-stream';
+import { toolCall, type VendorStreamEvent } from './vendor-stream';
 
 /**
- * The `data:` texts of the server-sent events in each read of `body`: one array per socket read
- * (an event cut across two reads comes with the second), so a decoder yields one event per run of
- * deltas that arrived together.
+ * The `data:` texts of the server-sent events in `body`, one array per batch of reads that were
+ * ready together (`readyBatches`), so a decoder yields one event per run of deltas that arrived
+ * together. An event cut across two batches comes with the second.
  */
 export async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   let buffered = '';
-  for await (const bytes of chunksOf(body)) {
-    buffered += decoder.decode(bytes, { stream: true });
+  for await (const batch of readyBatches(body)) {
+    for (const bytes of batch) buffered += decoder.decode(bytes, { stream: true });
     if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n');
     const data: string[] = [];
     let start = 0;
@@ -22,6 +22,50 @@ export async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGen
     buffered = buffered.slice(start);
     if (data.length > 0) yield data;
   }
+}
+
+/**
+ * The chunks of `body`, batched: a batch is the chunks that were already queued when the first
+ * of them was read. Node's fetch queues each HTTP chunk of one socket read as its own body chunk
+ * (a vendor writes an event per chunk), all before any reader runs; batching them gives one event
+ * per socket read, not per vendor event. The body is cancelled when the caller stops early.
+ */
+async function* readyBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array[]> {
+  const reader = body.getReader();
+  let done = false;
+  try {
+    let next = reader.read();
+    for (;;) {
+      const first = await next;
+      if (first.done) break;
+      const batch = [first.value];
+      for (;;) {
+        next = reader.read();
+        const ready = await readyNow(next);
+        if (ready === undefined) break;
+        if (ready.done) {
+          done = true;
+          yield batch;
+          return;
+        }
+        batch.push(ready.value);
+      }
+      yield batch;
+    }
+    done = true;
+  } finally {
+    if (!done) reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}
+
+/** The read's result when it is already settled (it settles within the current microtasks), else undefined. */
+function readyNow<T>(read: Promise<T>): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    read.then(resolve, reject);
+    // A tick queued from a microtask runs once the microtask queue is empty.
+    process.nextTick(resolve, undefined);
+  });
 }
 
 /** The data of one event (its `data:` lines joined), undefined for one without (a comment). */
