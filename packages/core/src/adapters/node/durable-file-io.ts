@@ -100,9 +100,49 @@ export function fileReadStream(handle: FileHandle, start: number, end: number): 
   );
 }
 
-/** Makes a rename durable. Windows cannot open a directory for syncing; its renames are journaled. */
-export async function syncDirectory(directory: string): Promise<void> {
-  if (process.platform === 'win32') return;
+/** A directory's sync in flight, and the one that starts when it ends, if anyone asked meanwhile. */
+interface DirectorySyncs {
+  running: Promise<void>;
+  queued?: { done: Promise<void>; start(): void };
+}
+
+const directorySyncs = new Map<string, DirectorySyncs>();
+
+/**
+ * Makes the renames (and creations, deletions) done in `directory` so far durable. Group commit: a
+ * call while the directory's sync runs cannot count on it (it may have started before the caller's
+ * change), so it joins the sync queued to start when that one ends, which every caller meanwhile
+ * shares: concurrent writes to one directory pay about one fsync between them instead of one each,
+ * queued behind each other. Windows cannot open a directory for syncing; its renames are journaled.
+ */
+export function syncDirectory(directory: string): Promise<void> {
+  if (process.platform === 'win32') return Promise.resolve();
+  const syncs = directorySyncs.get(directory);
+  if (!syncs) return startDirectorySync(directory);
+  if (!syncs.queued) {
+    let start!: () => void;
+    const done = new Promise<void>((resolve, reject) => {
+      start = () => startDirectorySync(directory).then(resolve, reject);
+    });
+    syncs.queued = { done, start };
+  }
+  return syncs.queued.done;
+}
+
+function startDirectorySync(directory: string): Promise<void> {
+  const running = fsyncDirectory(directory);
+  directorySyncs.set(directory, { running });
+  const ended = (): void => {
+    const syncs = directorySyncs.get(directory);
+    if (syncs?.running !== running) return;
+    if (syncs.queued) syncs.queued.start();
+    else directorySyncs.delete(directory);
+  };
+  running.then(ended, ended);
+  return running;
+}
+
+async function fsyncDirectory(directory: string): Promise<void> {
   const handle = await open(directory, 'r');
   try {
     await handle.sync();

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import fsPromises from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { syncDirectory } from './durable-file-io';
+
+describe('syncDirectory', () => {
+  let root: string;
+  const realOpen = fsPromises.open;
+  /** Each sync of a directory as it happens: when it started, and a way to let it finish. */
+  let started: Array<{ directory: string; finish(): void }>;
+
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-sync-directory-'));
+    started = [];
+    // Holds each directory sync until the test lets it finish, so the test decides what overlaps.
+    fsPromises.open = (async (file: fs.PathLike, flags?: string | number) => {
+      const handle = await realOpen(file, flags);
+      if (flags !== 'r') return handle;
+      const sync = handle.sync.bind(handle);
+      handle.sync = () => new Promise<void>((resolve, reject) => started.push({ directory: String(file), finish: () => sync().then(resolve, reject) }));
+      return handle;
+    }) as typeof fsPromises.open;
+  });
+
+  afterEach(() => {
+    fsPromises.open = realOpen;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  /** Resolves once `count` directory syncs have started. */
+  async function syncsStarted(count: number): Promise<void> {
+    while (started.length < count) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  it('gives the callers that come while a sync runs one sync between them, started after that one ends', async () => {
+    const settled: string[] = [];
+    const first = syncDirectory(root).then(() => settled.push('first'));
+    await syncsStarted(1);
+    // These come after the running sync started: it may not cover their changes.
+    const joiners = [syncDirectory(root), syncDirectory(root), syncDirectory(root)].map((sync, index) => sync.then(() => settled.push(`joiner ${index}`)));
+    started[0]!.finish();
+    await first;
+    await syncsStarted(2);
+    assert.deepEqual(settled, ['first'], 'the joiners wait for a sync of their own');
+    started[1]!.finish();
+    await Promise.all(joiners);
+    assert.equal(started.length, 2, 'three joiners, one sync');
+    assert.deepEqual(started.map((sync) => sync.directory), [root, root]);
+  });
+
+  it('starts a new sync for a call after the last one ended, and syncs other directories apart', async () => {
+    const other = path.join(root, 'other');
+    fs.mkdirSync(other);
+    const first = syncDirectory(root);
+    const elsewhere = syncDirectory(other);
+    await syncsStarted(2);
+    started.forEach((sync) => sync.finish());
+    await Promise.all([first, elsewhere]);
+    const again = syncDirectory(root);
+    await syncsStarted(3);
+    started[2]!.finish();
+    await again;
+    assert.deepEqual(started.map((sync) => sync.directory), [root, other, root]);
+  });
+
+  it('fails the callers of a sync that fails, and the next call syncs again', async () => {
+    const missing = path.join(root, 'gone');
+    await assert.rejects(syncDirectory(missing), { code: 'ENOENT' });
+    await assert.rejects(syncDirectory(missing), { code: 'ENOENT' });
+    const later = syncDirectory(root);
+    await syncsStarted(1);
+    started[0]!.finish();
+    await later;
+  });
+});
