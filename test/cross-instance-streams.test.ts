@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { startTestServer, type TestServer } from './support/server';
-import { assemble, frameIds, gate, readChunks, textOf } from './support/threads';
+import { assemble, frameIds, gate, readAll, readChunks, readUntil, textOf } from './support/threads';
 import { waitUntil } from './support/wait';
 
 /**
@@ -219,23 +219,4 @@ async function openWorkspaceEvents(url: string, token: string): Promise<{ until(
       return frames;
     },
   };
-}
-
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string): Promise<string> {
-  let text = '';
-  while (!text.includes(marker)) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the stream ended before ${marker}: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
-}
-
-async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
-  let text = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text;
-    text += decoder.decode(value, { stream: true });
-  }
 }

@@ -6,7 +6,7 @@ import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/tes
 import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startTestRunloom, type TestRunloom } from './support/harness';
 import { startTestServer, type TestServer } from './support/server';
-import { assemble, frameIds, gate, json, readChunks, saveThread, textOf, workspaceWithVendor } from './support/threads';
+import { assemble, frameIds, gate, json, readAll, readChunks, readUntil, saveThread, textOf, workspaceWithVendor } from './support/threads';
 import { waitUntil } from './support/wait';
 
 /** docs/api.md#thread-streams: replies streamed as the AI SDK UI message stream, outliving their connection. */
@@ -414,27 +414,5 @@ async function collect(stream: ReadableStream<UIMessageChunk>): Promise<UIMessag
     const { done, value } = await reader.read();
     if (done) return chunks;
     chunks.push(value);
-  }
-}
-
-const decoder = new TextDecoder();
-
-/** Reads until the text so far contains `marker`; answers that text. */
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string): Promise<string> {
-  let text = '';
-  while (!text.includes(marker)) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the stream ended before ${marker}: ${text}`);
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
-}
-
-async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
-  let text = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text;
-    text += decoder.decode(value, { stream: true });
   }
 }

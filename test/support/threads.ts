@@ -70,3 +70,26 @@ export function gate(): { promise: Promise<void>; open(): void } {
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
 }
+
+const decoder = new TextDecoder();
+
+/** Reads until the text so far contains `marker`; answers that text. */
+export async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string): Promise<string> {
+  let text = '';
+  while (!text.includes(marker)) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${marker}: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}
+
+/** Reads to the end of the stream; answers the text. */
+export async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
+}
