@@ -201,26 +201,44 @@ interface Figures {
 /** Linux reports process CPU time in clock ticks of 10 ms. */
 const TICK_MS = 10;
 
-/** CPU ms used so far by each backend of `database` (its pid from pg_stat_activity, its time from /proc). */
-async function backendCpu(admin: pg.Client, database: string): Promise<Map<number, number>> {
-  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * TICK_MS);
-    } catch {
-      // The backend ended meanwhile.
+/**
+ * The CPU time the backends of `database` use while it runs: each backend's pid from
+ * pg_stat_activity, its time from /proc, sampled every 100 ms so a connection closed meanwhile
+ * keeps what it used until its last sample. `stop()` answers the ms used since `start`.
+ */
+function backendCpuMeter(admin: pg.Client, database: string): { stop(): Promise<number> } {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  let sampled = false;
+  const sample = async (): Promise<void> => {
+    const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+    for (const { pid } of rows) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+        // A backend first seen after the start began at 0.
+        if (!first.has(pid)) first.set(pid, sampled ? 0 : ms);
+        last.set(pid, ms);
+      } catch {
+        // The backend ended between the query and the read.
+      }
     }
-  }
-  return cpu;
-}
-
-function cpuUsed(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
-  return total;
+    sampled = true;
+  };
+  let sampling = sample();
+  const timer = setInterval(() => {
+    sampling = sampling.then(sample);
+  }, 100);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await (sampling = sampling.then(sample));
+      let total = 0;
+      for (const [pid, ms] of last) total += ms - first.get(pid)!;
+      return total;
+    },
+  };
 }
 
 /** One round of the workload on a fresh database. */
@@ -249,7 +267,7 @@ async function measure(factory: EngineFactory, admin: pg.Client): Promise<Figure
   const engine = await factory.start(url.toString(), handler);
   try {
     // Throughput: JOBS jobs from 10 producers at once, all due now, none failing.
-    const cpuBefore = await backendCpu(admin, name);
+    const databaseCpu = backendCpuMeter(admin, name);
     const clientBefore = process.cpuUsage();
     const begun = performance.now();
     let next = 0;
@@ -260,7 +278,7 @@ async function measure(factory: EngineFactory, admin: pg.Client): Promise<Figure
     );
     await allFinished(JOBS);
     const seconds = (performance.now() - begun) / 1000;
-    const databaseCpuMs = cpuUsed(cpuBefore, await backendCpu(admin, name));
+    const databaseCpuMs = await databaseCpu.stop();
     const client = process.cpuUsage(clientBefore);
 
     // Claim latency: paced jobs, some delayed, some retried.
