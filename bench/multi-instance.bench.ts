@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { type BenchResult, benchResult } from './bench-result';
+import { bootstrapFlag, type ChildServer, median, startChildServer } from './child-server';
+import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
+import { CLIENT, completedRunsPerSecond, connect } from './runs.bench';
+
+/**
+ * Runs on one instance and on two sharing one PostgreSQL database (a fresh database each, one blob
+ * store, one workspaces dir, one secret key): the built `runloom serve` processes, async runs
+ * submitted by 16 clients alternately to each instance, against a fake vendor (its own process)
+ * that answers at once. Per configuration: completed runs/s and the servers' CPU per completed run
+ * (both instances' together); ROUNDS rounds, alternating, medians reported. Two instances share
+ * this machine's 2 cores with the database and the bench, so throughput says little: the goal is
+ * on CPU per run, what coordinating through the database costs (≤ 1.2× one instance).
+ * Durable creates/s on PostgreSQL beside the embedded store are bench/writes.bench.ts's figures.
+ * `BENCH_MULTI_RUNS` (default 2000) per round, `BENCH_MULTI_ROUNDS` (default 3).
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
+const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLOOM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
+const WARMUP_RUNS = 200;
+
+interface Figures {
+  runsPerSecond: number;
+  serverCpuMsPerRun: number;
+}
+
+/** `instances` servers on a fresh database; runs submitted to them in turn. */
+async function measure(instances: number, admin: pg.Client, vendorUrl: string, workDir: string): Promise<Figures> {
+  const name = `runloom_multibench_${randomBytes(5).toString('hex')}`;
+  await admin.query(`CREATE DATABASE "${name}"`);
+  const url = new URL(DATABASE_URL);
+  url.pathname = `/${name}`;
+  const shared = fs.mkdtempSync(path.join(workDir, 'shared-'));
+  const secretKey = randomBytes(32).toString('base64');
+  const servers: ChildServer[] = [];
+  try {
+    for (let index = 0; index < instances; index += 1) {
+      const dataDir = path.join(shared, `instance-${index}`);
+      fs.mkdirSync(dataDir);
+      servers.push(
+        await startChildServer(
+          [
+            CLI,
+            'serve',
+            '--port',
+            '0',
+            '--data-dir',
+            dataDir,
+            '--database-url',
+            url.toString(),
+            '--blob-store',
+            path.join(shared, 'blobs'),
+            '--workspaces-dir',
+            path.join(shared, 'workspaces'),
+            '--secret-key',
+            secretKey,
+            '--rate-limit',
+            '0',
+            '--allow-private-network',
+            ...bootstrapFlag(CLIENT),
+          ],
+          shared,
+        ),
+      );
+    }
+    const apis = await Promise.all(servers.map((server) => connect(server.url)));
+    const [first] = apis;
+    await first!.call('PUT', '/v1/llm-provider/openai', { enabled: true, credentials: { api_key: FAKE_API_KEY, base_url: vendorUrl } }, [200, 201]);
+    const runnable = (await first!.call('POST', '/v1/runnables', {
+      name: 'bench hello',
+      config_content_parsed: { type: 'prompt', prompt: FAKE_PROMPT, llms: [{ provider: 'openai', model: FAKE_MODEL }] },
+    }, [201])) as { id: string };
+    let turn = 0;
+    const submitRun = async (): Promise<void> => {
+      const api = apis[turn++ % apis.length]!;
+      await api.call('POST', `/v1/runnable/${runnable.id}/runs`, {}, [202]);
+    };
+    await completedRunsPerSecond(first!, runnable.id, submitRun, WARMUP_RUNS);
+    const cpu = () => servers.reduce((sum, server) => sum + server.cpuMs(), 0);
+    const cpuBefore = cpu();
+    const runsPerSecond = await completedRunsPerSecond(first!, runnable.id, submitRun, RUNS);
+    return { runsPerSecond, serverCpuMsPerRun: (cpu() - cpuBefore) / RUNS };
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    fs.rmSync(shared, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<BenchResult[]> {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  try {
+    await admin.connect();
+  } catch (error) {
+    process.stderr.write(`  multi-instance: skipped, PostgreSQL at ${DATABASE_URL} cannot be reached (${(error as Error).message})\n`);
+    return [];
+  }
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-multi-'));
+  const vendor = await startFakeVendor(workDir);
+  try {
+    const one: Figures[] = [];
+    const two: Figures[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const [instances, figures] of [[1, one], [2, two]] as const) {
+        const measured = await measure(instances, admin, vendor.url, workDir);
+        figures.push(measured);
+        process.stderr.write(
+          `  multi-instance round ${round + 1}, ${instances} instance(s): ${measured.runsPerSecond.toFixed(0)} runs/s, server CPU ${measured.serverCpuMsPerRun.toFixed(2)} ms/run\n`,
+        );
+      }
+    }
+    const medianOf = (figures: Figures[], figure: keyof Figures) => median(figures.map((entry) => entry[figure]));
+    return [
+      benchResult({
+        name: 'multi-instance: completed async runs/s on PostgreSQL, two instances / one (2 cores shared with the database)',
+        value: medianOf(two, 'runsPerSecond'),
+        baseline: medianOf(one, 'runsPerSecond'),
+        goal: null,
+        unit: '/s',
+      }),
+      benchResult({
+        name: 'multi-instance: server CPU per completed run, two instances / one',
+        value: medianOf(two, 'serverCpuMsPerRun'),
+        baseline: medianOf(one, 'serverCpuMsPerRun'),
+        goal: { of: 'ratio', atMost: 1.2 },
+        unit: 'ms',
+      }),
+    ];
+  } finally {
+    await vendor.stop();
+    await admin.end();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
