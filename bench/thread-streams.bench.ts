@@ -10,7 +10,9 @@ import { bootstrapFlag, fetchToken, median, startChildServer } from './child-ser
  * OpenAI server (another process) that streams DELTAS chat-completion deltas as fast as it can:
  * (a) deltas/s a client receives through `POST /workspace/{id}/threads/stream` (the AI SDK UI
  *     message stream) over deltas/s of the same client reading the fake's stream directly; both
- *     clients parse every SSE frame's JSON, so the ratio is what Runloom's hop costs;
+ *     clients parse every SSE frame's JSON, so the ratio is what Runloom's hop costs. A vendor
+ *     delta is counted by its text (`word<n> `): Runloom joins the deltas of one socket read
+ *     into one `text-delta` chunk;
  * (b) the median time to the first delta through Runloom minus the direct one, on short replies;
  * (c) CONCURRENT streams at once: server CPU per delta and the server's peak RSS (reported, no goal).
  * `BENCH_THREAD_DELTAS` (default 2000), `BENCH_THREAD_CONCURRENT` (100), `BENCH_ROUNDS` (5);
@@ -75,6 +77,9 @@ interface StreamTiming {
   totalMs: number;
 }
 
+/** One vendor delta's text, as the fake writes it. */
+const VENDOR_DELTA = /word\d+ /g;
+
 export async function runThreadStreamsBench(): Promise<BenchResult[]> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-threads-'));
@@ -110,7 +115,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
           threadId,
           message: prompt,
           model: { provider: 'openai', model: MODEL },
-        }, isUiTextDelta);
+        }, uiTextDeltas);
       };
       const direct = (prompt = LONG_PROMPT): Promise<StreamTiming> =>
         timeStream(`${fake.url}/v1/chat/completions`, { authorization: `Bearer ${API_KEY}` }, {
@@ -118,7 +123,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
           stream: true,
           stream_options: { include_usage: true },
           messages: [{ role: 'user', content: prompt }],
-        }, isChatCompletionDelta);
+        }, chatCompletionDeltas);
 
       // Warm both paths (the server loads the AI SDK bundle on its first model call).
       for (let warm = 0; warm < 3; warm += 1) {
@@ -149,7 +154,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
             threadId,
             message: LONG_PROMPT,
             model: { provider: 'openai', model: MODEL },
-          }, isUiTextDelta),
+          }, uiTextDeltas),
         ),
       );
       const wallMs = performance.now() - started;
@@ -203,8 +208,8 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
 
 export { runThreadStreamsBench as run };
 
-/** POSTs `body` and reads the SSE answer, parsing each frame's JSON as a client does. */
-async function timeStream(url: string, headers: Record<string, string>, body: unknown, isDelta: (data: any) => boolean): Promise<StreamTiming> {
+/** POSTs `body` and reads the SSE answer, parsing each frame's JSON as a client does; `deltasIn` counts the vendor deltas a frame carries. */
+async function timeStream(url: string, headers: Record<string, string>, body: unknown, deltasIn: (data: any) => number): Promise<StreamTiming> {
   const started = performance.now();
   const response = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status}: ${await response.text()}`);
@@ -223,21 +228,24 @@ async function timeStream(url: string, headers: Record<string, string>, body: un
       buffered = buffered.slice(end + 2);
       const data = frame.split('\n').find((line) => line.startsWith('data: '))?.slice('data: '.length);
       if (data === undefined || data === '[DONE]') continue;
-      if (isDelta(JSON.parse(data))) {
-        if (deltas === 0) firstDeltaMs = performance.now() - started;
-        deltas += 1;
-      }
+      const carried = deltasIn(JSON.parse(data));
+      if (carried > 0 && deltas === 0) firstDeltaMs = performance.now() - started;
+      deltas += carried;
     }
   }
   return { deltas, firstDeltaMs, totalMs: performance.now() - started };
 }
 
-function isUiTextDelta(chunk: { type?: string }): boolean {
-  return chunk.type === 'text-delta';
+function uiTextDeltas(chunk: { type?: string; delta?: string }): number {
+  return chunk.type === 'text-delta' ? countDeltas(chunk.delta) : 0;
 }
 
-function isChatCompletionDelta(chunk: { choices?: { delta?: { content?: string } }[] }): boolean {
-  return Boolean(chunk.choices?.[0]?.delta?.content);
+function chatCompletionDeltas(chunk: { choices?: { delta?: { content?: string } }[] }): number {
+  return countDeltas(chunk.choices?.[0]?.delta?.content);
+}
+
+function countDeltas(text: string | undefined): number {
+  return text ? (text.match(VENDOR_DELTA)?.length ?? 0) : 0;
 }
 
 function deltasPerSecond(timing: StreamTiming): number {
