@@ -119,13 +119,21 @@ export class ChatPanel {
 <title>Thread</title>
 </head>
 <body>
-<main id="messages" aria-live="polite"></main>
+<main id="messages" aria-live="polite">
+<section id="empty" hidden>
+<h1>Ask Runloom</h1>
+<p>Replies stream in as the model writes them and are kept in this folder's <code>.runloom/threads</code>.</p>
+<p>Stop a reply at any time: what was written so far stays in the thread.</p>
+</section>
+</main>
 <div id="notice" role="alert"></div>
 <form id="composer">
-<textarea id="input" rows="3" placeholder="Ask Runloom (Enter to send, Shift+Enter for a new line)"></textarea>
-<div class="row">
-<input id="model" aria-label="model" placeholder="provider/model (empty: the workspace's models.default)">
-<button id="stop" type="button" hidden>Stop</button>
+<textarea id="input" rows="3" placeholder="Ask Runloom… (Enter to send, Shift+Enter for a new line)"></textarea>
+<div class="toolbar">
+<label for="model">Model</label>
+<input id="model" placeholder="the folder's default" title="provider/model, e.g. openai/gpt-4o; empty: models.default of .runloom/workspace-config.runloom.yaml" spellcheck="false">
+<span class="spacer"></span>
+<button id="stop" type="button" class="secondary" hidden>Stop</button>
 <button id="send" type="submit">Send</button>
 </div>
 </form>
@@ -138,6 +146,8 @@ export class ChatPanel {
       switch (message.type) {
         case 'ready':
           await this.showHistory();
+          break;
+        case 'shown':
           loaded();
           break;
         case 'send':

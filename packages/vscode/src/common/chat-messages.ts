@@ -21,6 +21,8 @@ export type ToChatView =
 /** Webview → extension. */
 export type FromChatView =
   | { type: 'ready' }
+  /** The thread's history is on screen: the panel is ready to use. */
+  | { type: 'shown' }
   | { type: 'send'; text: string; model: string }
   | { type: 'stop' }
   /** The reply's first token is on screen. */

@@ -17,6 +17,13 @@ const model = document.getElementById('model') as HTMLInputElement;
 const send = document.getElementById('send') as HTMLButtonElement;
 const stop = document.getElementById('stop') as HTMLButtonElement;
 const notice = document.getElementById('notice')!;
+const empty = document.getElementById('empty')!;
+/** Runloom's mark (media/runloom.svg), inline so it takes the theme's colour. */
+const RUNLOOM_MARK =
+  '<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" aria-hidden="true"><path d="M4 4v16M20 4v16"/><path d="M4 7c5 0 11 4 16 4M4 12c5 0 11-4 16-4M4 13c5 0 11 4 16 4M4 18c5 0 11-4 16-4"/></svg>';
+
+/** The badge of a reply that did not finish normally (`status` in its metadata). */
+const STATUS_LABELS: Record<string, string> = { streaming: '', cancelled: 'stopped', error: 'failed', interrupted: 'interrupted' };
 
 interface Shown {
   message: ChatMessage;
@@ -35,14 +42,18 @@ function render(entry: Shown): void {
   const body = element.querySelector('.body')!;
   body.innerHTML = markdown.render(message.text || (message.status === 'streaming' ? '…' : ''));
   const badge = element.querySelector('.badge')!;
-  badge.textContent = message.status && message.status !== 'streaming' ? message.status : '';
+  badge.textContent = message.status ? (STATUS_LABELS[message.status] ?? message.status) : '';
 }
 
 /** Shows a message last, or just before `before` (a user message whose reply already started). */
 function append(message: ChatMessage, before?: Shown): Shown {
   const element = document.createElement('article');
-  element.innerHTML = '<header><span class="who"></span><span class="badge"></span></header><div class="body"></div>';
+  element.innerHTML = '<header><span class="avatar"></span><span class="who"></span><span class="badge"></span></header><div class="body"></div>';
   element.querySelector('.who')!.textContent = message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Runloom' : message.role;
+  const avatar = element.querySelector('.avatar')!;
+  if (message.role === 'assistant') avatar.innerHTML = RUNLOOM_MARK;
+  else avatar.textContent = message.role === 'user' ? 'Y' : 'S';
+  empty.hidden = true;
   const entry = { message, element };
   if (before) {
     list.insertBefore(element, before.element);
@@ -96,8 +107,10 @@ function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
   }
   if (replying) {
     if (ended && replying.message.status === 'streaming') replying.message.status = undefined;
-    render(replying);
-    replying.element.scrollIntoView({ block: 'end' });
+    // The first token and the end show at once; the tokens between at most once a frame, so a
+    // long reply is not rendered again from its start for every token.
+    if (firstTokenPending || ended || replying.message.status !== 'streaming') showReply(replying);
+    else if (frameRequested === undefined) frameRequested = requestAnimationFrame(() => replying && showReply(replying));
     if (firstTokenPending) vscode.postMessage({ type: 'first-token' });
     firstTokenPending = false;
   }
@@ -107,17 +120,29 @@ function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
   }
 }
 
+/** A render of the reply waiting for the next frame. */
+let frameRequested: number | undefined;
+
+function showReply(entry: Shown): void {
+  if (frameRequested !== undefined) cancelAnimationFrame(frameRequested);
+  frameRequested = undefined;
+  render(entry);
+  entry.element.scrollIntoView({ block: 'end' });
+}
+
 window.addEventListener('message', (event: MessageEvent<ToChatView>) => {
   const message = event.data;
   switch (message.type) {
     case 'history':
       document.title = message.title;
-      list.replaceChildren();
+      list.replaceChildren(empty);
       shown.length = 0;
       for (const saved of message.messages) append(saved);
+      empty.hidden = shown.length > 0;
       replying = [...shown].reverse().find((entry) => entry.message.status === 'streaming');
       if (!model.value) model.value = message.model;
       setStreaming(message.streaming);
+      vscode.postMessage({ type: 'shown' });
       break;
     case 'sent':
       setStreaming(true);
@@ -131,6 +156,7 @@ window.addEventListener('message', (event: MessageEvent<ToChatView>) => {
       setStreaming(false);
       break;
     case 'render-report':
+      if (replying && frameRequested !== undefined) showReply(replying);
       vscode.postMessage({
         type: 'rendered',
         streaming,
