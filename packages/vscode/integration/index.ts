@@ -1,4 +1,6 @@
 import Mocha from 'mocha';
+import * as vscode from 'vscode';
+import { folderEventTests } from './folder-events.spec';
 import { languageFeatureTests } from './language-features.spec';
 import { threadTests } from './threads.spec';
 import { workflowTests } from './workflows.spec';
@@ -11,9 +13,12 @@ import { workflowTests } from './workflows.spec';
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false, reporter: 'spec' });
   mocha.suite.emit('pre-require', globalThis, 'integration', mocha);
+  // The secondary side bar (the editor's own chat) would take a third of every screenshot.
+  before(() => vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar'));
   languageFeatureTests();
   threadTests();
   workflowTests();
+  folderEventTests();
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} integration test(s) failed`)) : resolve()));
   });

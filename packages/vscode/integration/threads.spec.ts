@@ -42,6 +42,7 @@ export function threadTests(): void {
     it('streams a reply from the vendor into the chat panel and keeps it in the thread', async () => {
       const created = await vscode.commands.executeCommand<ThreadListItem>('runloom.newThread', 'Greeting');
       const panel = await api.openThread(created.workspaceId, created.threadId);
+      await screenshot('thread-new');
       await panel.send('Say hello', 'openai/gpt-4o');
       const rendered = await renderedWhen(panel, (shown) => !shown.streaming && shown.messages.length === 2);
       assert.deepEqual(
@@ -66,6 +67,7 @@ export function threadTests(): void {
       const panel = await api.openThread(created.workspaceId, created.threadId);
       await panel.send('Tell me a long story', 'openai/gpt-4o');
       const streaming = await renderedWhen(panel, (shown) => shown.streaming && (shown.messages[1]?.text ?? '').startsWith(PARTIAL_REPLY));
+      await screenshot('thread-streaming');
       assert.equal(await panel.stop(), true);
       const stopped = await renderedWhen(panel, (shown) => !shown.streaming);
       const partial = stopped.messages[1]!;

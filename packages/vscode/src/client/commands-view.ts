@@ -29,6 +29,7 @@ export class CommandsView extends FolderTreeView<Node> {
       }
       if (status === undefined) return;
       execution.status = status;
+      this.showRunning();
       this.output.appendLine(`\n── ${trigger} ${status}${error ? `: ${error}` : ''}`);
       for (const resolve of this.endWaiters.get(runId) ?? []) resolve({ status, text: execution.text });
       this.endWaiters.delete(runId);
@@ -94,7 +95,14 @@ export class CommandsView extends FolderTreeView<Node> {
     this.output.appendLine(`── ${command.trigger} ${values.join(' ')}`.trimEnd());
     const { runId } = await this.client.sendRequest(ExecuteCommand.type, { workspaceId: command.workspaceId, trigger: command.trigger, args: values });
     this.executionOf(runId, command.trigger, command.workspaceId);
+    this.showRunning();
     return runId;
+  }
+
+  /** The view's cancel button shows while an execution runs (`runloom.commandRunning` in its `when`). */
+  private showRunning(): void {
+    const running = [...this.executions.values()].some((execution) => execution.status === undefined);
+    void vscode.commands.executeCommand('setContext', 'runloom.commandRunning', running);
   }
 
   /** Cancels a running execution (the last one started when several run and none is named). */

@@ -43,6 +43,8 @@ export interface RunloomExtensionApi {
    * first request (`npm run bench -- vscode` reads both).
    */
   timings: { activationMs: number; firstAnswerMs: Promise<number> };
+  /** Every event of the open workspaces' streams, as the server forwards it. */
+  onWorkspaceEvent: vscode.Event<{ workspaceId: string; event: { type: string; [field: string]: unknown } }>;
   /** The views' data (what each tree shows). */
   threadsView: ThreadsView;
   commandsView: CommandsView;
@@ -84,6 +86,7 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     vscode.window.createTreeView('runloom.processRuns', { treeDataProvider: processRuns }),
   );
 
+  const workspaceEvents = new vscode.EventEmitter<{ workspaceId: string; event: { type: string; [field: string]: unknown } }>();
   let markReady: (workspaces: FolderWorkspace[]) => void = () => {};
   const ready = new Promise<FolderWorkspace[]>((resolve) => (markReady = resolve));
   const workspaces = (): Promise<FolderWorkspace[]> => ready;
@@ -184,7 +187,9 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
       const keysSent = settings.remote ? Promise.resolve() : sendStoredCredentials(context.secrets, languageClient);
       void keysSent.then(() => markReady(opened));
     }),
-    languageClient.onNotification(WorkspaceEventNotification.type, ({ event }) => {
+    workspaceEvents,
+    languageClient.onNotification(WorkspaceEventNotification.type, ({ workspaceId, event }) => {
+      workspaceEvents.fire({ workspaceId, event });
       if (event.type.startsWith('thread.')) threads.refresh();
       else if (event.type.startsWith('command.') && event.type !== 'command.execution.updated') commandsView.refresh();
       else if (event.type === 'process.run.updated' || event.type === 'task.updated') processRuns.refresh();
@@ -208,7 +213,14 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
   firstAnswerMs.catch(() => undefined);
   const timings = { activationMs: performance.now() - activationStart, firstAnswerMs };
   return {
-    timings, ready, openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId), threadsView: threads, commandsView, processRunsView: processRuns };
+    timings,
+    ready,
+    openThread: (workspaceId, threadId) => panels.open(workspaceId, threadId),
+    onWorkspaceEvent: workspaceEvents.event,
+    threadsView: threads,
+    commandsView,
+    processRunsView: processRuns,
+  };
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { FolderTreeView } from './folder-tree-view';
+import { timeAgo } from './relative-time';
 import { type FolderWorkspace, ListThreads, type ThreadListItem } from '../common/protocol';
 
 type Node = { kind: 'workspace'; workspace: FolderWorkspace } | { kind: 'thread'; thread: ThreadListItem };
@@ -28,7 +29,8 @@ export class ThreadsView extends FolderTreeView<Node> {
     const { thread } = node;
     const item = new vscode.TreeItem(thread.title, vscode.TreeItemCollapsibleState.None);
     item.id = `${thread.workspaceId}/${thread.threadId}`;
-    item.description = thread.streaming ? 'replying…' : new Date(thread.updatedAt).toLocaleString();
+    item.description = thread.streaming ? 'replying…' : timeAgo(new Date(thread.updatedAt), new Date(), vscode.env.language);
+    item.tooltip = `${thread.title}\nlast changed ${new Date(thread.updatedAt).toLocaleString(vscode.env.language)}`;
     item.iconPath = new vscode.ThemeIcon(thread.streaming ? 'sync~spin' : 'comment-discussion');
     item.contextValue = 'runloom.thread';
     item.command = { command: 'runloom.openThread', title: 'Open Thread', arguments: [thread.workspaceId, thread.threadId] };
