@@ -10,7 +10,7 @@ const userMessage = (id: string, text: string) => ({ id, role: 'user', parts: [{
 
 /**
  * Two instances on one PostgreSQL database and one workspaces dir (as behind a load balancer):
- * read-modify-writes of one workspace file sent to both at once all land, their locks being the
+ * read-modify-writes of one workspace's files sent to both at once all land, their locks being the
  * database's, not each process's.
  */
 describe('a workspaces dir shared by two instances', function () {
@@ -73,5 +73,30 @@ describe('a workspaces dir shared by two instances', function () {
       keys.filter((key, index) => data[key] !== index),
       [],
     );
+  });
+
+  it('keeps both halves of PATCHes of one command sent to the two instances at once', async () => {
+    const triggers = Array.from({ length: 8 }, (_, index) => `cmd-${index}`);
+    for (const trigger of triggers) {
+      const created = await a.request(`/workspace/${workspaceId}/commands`, json('POST', { trigger, type: 'prompt', template: 'Say it' }));
+      assert.equal(created.status, 201, await created.clone().text());
+    }
+    const answers = await Promise.all(
+      triggers.flatMap((trigger) => [
+        a.request(`/workspace/${workspaceId}/command/${trigger}`, json('PATCH', { description: `about ${trigger}` })),
+        b.request(`/workspace/${workspaceId}/command/${trigger}`, json('PATCH', { category: 'shared' })),
+      ]),
+    );
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      answers.map(() => 200),
+    );
+    for (const instance of [a, b]) {
+      const { data } = (await (await instance.request(`/workspace/${workspaceId}/commands`)).json()) as { data: { trigger: string; description?: string; category: string }[] };
+      assert.deepEqual(
+        data.filter((command) => command.description !== `about ${command.trigger}` || command.category !== 'shared').map((command) => command.trigger),
+        [],
+      );
+    }
   });
 });

@@ -9,7 +9,7 @@ import { type WorkspaceFileSystem, WorkspaceConflictError, WorkspaceNotFoundErro
 import { RunnableService } from '../runnables/runnable-service';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
-import { SerialByKey } from '../workspaces/serial-by-key';
+import { WorkspaceLocks } from '../workspaces/workspace-locks';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import { COMMANDS_DIR, type CommandFile, commandPath, MAX_COMMAND_FILE_BYTES, parseCommandFile, serializeCommand, triggerOfFile } from './command-files';
 import {
@@ -66,8 +66,6 @@ export interface ListCommandsOptions {
 @injectable()
 export class CommandService {
   private readonly index: Repository<CommandIndexRecord>;
-  /** Index updates and file writes of one workspace run one at a time (in this process). */
-  private readonly locks = new SerialByKey();
   /**
    * The folder listing each workspace's index was last brought in line with; a workspace dropped
    * from here only costs one comparison with its index records on its next request.
@@ -81,6 +79,8 @@ export class CommandService {
     @inject(WorkspaceEvents) private readonly events: WorkspaceEvents,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
+    /** Index updates and file writes of one workspace's commands, one at a time across instances. */
+    @inject(WorkspaceLocks) private readonly locks: WorkspaceLocks,
   ) {
     this.index = new Repository(database, COMMAND_INDEX);
   }
@@ -118,7 +118,7 @@ export class CommandService {
     const files = await this.writableFiles(accountId, workspaceId);
     const now = this.clock.now().toISOString();
     const command: CommandFile = { ...definition, created_at: now, updated_at: now };
-    const record = await this.locks.run(workspaceId, async () => {
+    const record = await this.locked(workspaceId, async () => {
       await this.syncLocked(accountId, workspaceId, files);
       try {
         return await this.store(files, accountId, workspaceId, command, undefined, true);
@@ -138,7 +138,7 @@ export class CommandService {
     const patch = checked(patchCommandSchema.safeParse(input ?? {}));
     await this.checkRunnable(accountId, patch.runnable_id);
     const files = await this.writableFiles(accountId, workspaceId);
-    const record = await this.locks.run(workspaceId, async () => {
+    const record = await this.locked(workspaceId, async () => {
       await this.syncLocked(accountId, workspaceId, files);
       const current = await this.index.require(accountId, indexId(workspaceId, trigger), `command '${trigger.slice(0, 64)}' in workspace ${workspaceId}`);
       const merged: Record<string, unknown> = { ...current.command };
@@ -156,7 +156,7 @@ export class CommandService {
 
   async delete(accountId: string, workspaceId: string, trigger: string): Promise<void> {
     const files = await this.writableFiles(accountId, workspaceId);
-    await this.locks.run(workspaceId, async () => {
+    await this.locked(workspaceId, async () => {
       await this.syncLocked(accountId, workspaceId, files);
       const id = indexId(workspaceId, trigger);
       await this.index.require(accountId, id, `command '${trigger.slice(0, 64)}' in workspace ${workspaceId}`);
@@ -248,10 +248,15 @@ export class CommandService {
     return this.workspaces.files(accountId, workspaceId);
   }
 
+  /** Runs `task` alone among the index updates and command file writes of the workspace, on every instance. */
+  private locked<T>(workspaceId: string, task: () => Promise<T>): Promise<T> {
+    return this.locks.run(`${workspaceId}/commands`, task);
+  }
+
   /** Brings the workspace's index in line with its command files (404 for a workspace not the account's). */
   private async synced(accountId: string, workspaceId: string): Promise<void> {
     const files = await this.workspaces.files(accountId, workspaceId);
-    await this.locks.run(workspaceId, () => this.syncLocked(accountId, workspaceId, files));
+    await this.locked(workspaceId, () => this.syncLocked(accountId, workspaceId, files));
   }
 
   /**
