@@ -26,46 +26,58 @@ export async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGen
 
 /**
  * The chunks of `body`, batched: a batch is the chunks that were already queued when the first
- * of them was read. Node's fetch queues each HTTP chunk of one socket read as its own body chunk
- * (a vendor writes an event per chunk), all before any reader runs; batching them gives one event
- * per socket read, not per vendor event. The body is cancelled when the caller stops early.
+ * of them was read. Node queues each HTTP chunk of one socket read as its own body chunk (a
+ * vendor writes an event per chunk), all before any reader runs; batching them gives one event
+ * per socket read, not per vendor event. A pump reads the chunks and hands the batch over once
+ * the microtasks reading the queued ones are done (a tick queued from a microtask runs then):
+ * one promise per chunk and one per batch. The body is cancelled when the caller stops early.
  */
 async function* readyBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array[]> {
   const reader = body.getReader();
-  let done = false;
-  try {
-    let next = reader.read();
-    for (;;) {
-      const first = await next;
-      if (first.done) break;
-      const batch = [first.value];
-      for (;;) {
-        next = reader.read();
-        const ready = await readyNow(next);
-        if (ready === undefined) break;
-        if (ready.done) {
-          done = true;
-          yield batch;
+  let batch: Uint8Array[] = [];
+  let ended = false;
+  let failure: { error: unknown } | undefined;
+  let handOver: (() => void) | undefined;
+  const wake = (): void => {
+    const resolve = handOver;
+    handOver = undefined;
+    resolve?.();
+  };
+  const pump = (): void => {
+    reader.read().then(
+      (read) => {
+        if (read.done) {
+          ended = true;
+          wake();
           return;
         }
-        batch.push(ready.value);
+        if (batch.length === 0) process.nextTick(wake);
+        batch.push(read.value);
+        pump();
+      },
+      (error: unknown) => {
+        failure = { error };
+        wake();
+      },
+    );
+  };
+  pump();
+  try {
+    for (;;) {
+      if (batch.length === 0 && !ended && !failure) await new Promise<void>((resolve) => (handOver = resolve));
+      if (batch.length > 0) {
+        const ready = batch;
+        batch = [];
+        yield ready;
+      } else if (failure) {
+        throw failure.error;
+      } else if (ended) {
+        return;
       }
-      yield batch;
     }
-    done = true;
   } finally {
-    if (!done) reader.cancel().catch(() => undefined);
-    reader.releaseLock();
+    if (!ended && !failure) reader.cancel().catch(() => undefined);
   }
-}
-
-/** The read's result when it is already settled (it settles within the current microtasks), else undefined. */
-function readyNow<T>(read: Promise<T>): Promise<T | undefined> {
-  return new Promise((resolve, reject) => {
-    read.then(resolve, reject);
-    // A tick queued from a microtask runs once the microtask queue is empty.
-    process.nextTick(resolve, undefined);
-  });
 }
 
 /** The data of one event (its `data:` lines joined), undefined for one without (a comment). */
