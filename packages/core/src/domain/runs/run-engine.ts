@@ -180,12 +180,8 @@ export class RunEngine implements Lifecycle {
   private async execute(job: RunJob, context: JobContext): Promise<void> {
     // Taken before any await: `accept` gives the slot back when its enqueue returns and no handler took the run.
     const started = this.startedAtAccept.get(job.run_id);
-    if (started) {
-      this.startedAtAccept.delete(job.run_id);
-      await this.executeHolding(started, new AbortController(), context);
-      return;
-    }
-    const run = await this.runs.get(job.account_id, job.run_id);
+    this.startedAtAccept.delete(job.run_id);
+    const run = started ?? (await this.runs.get(job.account_id, job.run_id));
     if (!run) throw new Error(`run ${job.run_id} is not in the store (yet)`);
     if (isFinished(run.status)) {
       // Finished before this job ended (a crash after the outcome, a cancel): make sure of the callback.
@@ -202,41 +198,46 @@ export class RunEngine implements Lifecycle {
       await this.finishWith(run, { status: 'failed', error: interrupted }, run.status, context);
       return;
     }
+    // Aborted by the run (a cancel, its timeout) with that reason, or when the job's signal aborts
+    // (the queue stops or lost the job) with the job's reason.
     const controller = new AbortController();
+    const unfollow = follow(context.signal, controller);
     this.executing.set(run.id, controller);
+    try {
+      if (!started && !(await this.takeSlot(run, controller, context))) return;
+      try {
+        await this.executeInSlot(run, controller, context);
+      } finally {
+        this.wake(this.slots.release(run.account_id));
+      }
+    } finally {
+      this.executing.delete(run.id);
+      unfollow();
+    }
+  }
+
+  /** Waits for a slot; false when the run does not execute now (parked, or cancelled while waiting). */
+  private async takeSlot(run: RunRecord, controller: AbortController, context: JobContext): Promise<boolean> {
     let slot: SlotOutcome;
     try {
-      slot = await this.slots.acquire(run.account_id, run.id, AbortSignal.any([controller.signal, context.signal]));
+      slot = await this.slots.acquire(run.account_id, run.id, controller.signal);
     } catch (error) {
-      this.executing.delete(run.id);
       // The queue is stopping: the job is handed back and the run stays queued.
-      if (!controller.signal.aborted) throw error;
+      if (stoppedByQueue(controller, context)) throw error;
       // Cancelled while waiting for a slot: the cancel wrote the outcome.
       await this.settleLost(run);
-      return;
+      return false;
     }
     if (slot === 'full') {
-      this.executing.delete(run.id);
       // Give the job up so the server's slots go to other accounts' runs; a freed slot wakes this run.
       await this.queue.cancel(context.jobId);
       this.wake(this.slots.park(run.account_id, run.id));
-      return;
+      return false;
     }
-    await this.executeHolding(run, controller, context);
+    return true;
   }
 
-  /** Executes a run that holds a slot, and gives the slot back at the end. */
-  private async executeHolding(run: RunRecord, controller: AbortController, context: JobContext): Promise<void> {
-    this.executing.set(run.id, controller);
-    try {
-      await this.executeInSlot(run, controller, AbortSignal.any([controller.signal, context.signal]), context);
-    } finally {
-      this.executing.delete(run.id);
-      this.wake(this.slots.release(run.account_id));
-    }
-  }
-
-  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, signal: AbortSignal, context: JobContext): Promise<void> {
+  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: JobContext): Promise<void> {
     // Stored as running already: resumed after a restart, or started by `accept`.
     const storedRunning = queuedOrRunning.status === 'running';
     const run: RunRecord = storedRunning ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
@@ -257,11 +258,11 @@ export class RunEngine implements Lifecycle {
       const usage = { input_tokens: 0, output_tokens: 0 };
       let fields: FinalFields;
       try {
-        const outcome = await this.executor.execute(run, signal, telemetry?.root ?? NO_TELEMETRY, usage);
+        const outcome = await this.executor.execute(run, controller.signal, telemetry?.root ?? NO_TELEMETRY, usage);
         fields = { status: 'succeeded', outputs: outcome.outputs, error: null };
       } catch (error) {
         // The queue is stopping or lost this job: the run stays as stored and is resumed.
-        if (context.signal.aborted && !controller.signal.aborted) throw error;
+        if (stoppedByQueue(controller, context)) throw error;
         fields = this.failure(run, error, controller.signal);
       }
       if (!(await marked)) {
@@ -328,6 +329,19 @@ export class RunEngine implements Lifecycle {
       });
     }
   }
+}
+
+/** Aborts `controller` with `signal`'s reason when `signal` aborts; answers the unsubscribe. (`AbortSignal.any` costs more per run, and holds its signals until a GC.) */
+function follow(signal: AbortSignal, controller: AbortController): () => void {
+  const onAbort = (): void => controller.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}
+
+/** The run's execution was aborted by its job's signal (the queue stopping, a lost job) before the run itself aborted it. */
+function stoppedByQueue(controller: AbortController, context: JobContext): boolean {
+  return context.signal.aborted && controller.signal.reason === context.signal.reason;
 }
 
 function messageOf(error: unknown): string {

@@ -18,6 +18,20 @@ describe('RunScheduler', () => {
       assert.equal(slots.running, 3);
     });
 
+    it('tryAcquire takes a free slot at once, and takes nothing while the account is full or has runs waiting', async () => {
+      const slots = perAccount(1);
+      assert.equal(slots.tryAcquire('a'), true);
+      assert.equal(slots.tryAcquire('a'), false);
+      assert.equal(slots.running, 1);
+      const waiting = slots.acquire('a', 'r2', never);
+      assert.deepEqual(slots.release('a'), []);
+      // The slot went to the run in line, not to a newcomer.
+      assert.equal(slots.tryAcquire('a'), false);
+      assert.equal(await waiting, 'acquired');
+      assert.deepEqual(slots.release('a'), []);
+      assert.equal(slots.tryAcquire('a'), true);
+    });
+
     it('lets runs wait in line up to the per-account bound, then answers full', async () => {
       const slots = perAccount(1);
       assert.equal(await slots.acquire('a', 'r1', never), 'acquired');
