@@ -100,9 +100,9 @@ export class ThreadStreams implements Lifecycle {
         `no model for thread ${input.threadId}: send model: {provider, model} with the request, or set models.default in the workspace config (PATCH /workspace/${workspaceId}/config)`,
       );
     }
-    const credentials = await this.providers.getCredentials(accountId, model.provider);
-    // Read now (404, or 409 for a broken file); appended to durably while the vendor is called.
-    const thread = await this.threads.get(accountId, workspaceId, input.threadId);
+    // Both read at once (the vendor call waits for them); the thread read now (404, or 409 for a
+    // broken file) is appended to durably while the vendor is called. A provider error comes first.
+    const [credentials, thread] = await settledInOrder(this.providers.getCredentials(accountId, model.provider), this.threads.get(accountId, workspaceId, input.threadId));
     const stream = new ThreadStream(this.ids.newId(), accountId, workspaceId, input.threadId, this.ids.newId(), model, this.clock.now().toISOString());
     const racing = this.registry.claim(stream);
     if (racing) throw busy(racing);
@@ -306,6 +306,14 @@ export class ThreadStreams implements Lifecycle {
 
 function cancelledStop(): StreamStop {
   return new StreamStop('cancelled', 'the reply was cancelled');
+}
+
+/** Both values once both have settled; the first rejection in argument order, when one rejects. */
+async function settledInOrder<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return [a.value, b.value];
 }
 
 /** Ends the stream for `stop`'s reason, unless it was already stopped for another. */
