@@ -51,4 +51,17 @@ describe('resources on an S3-compatible blob store', function () {
     assert.equal((await app.request(`/v1/resource/${resource.id}`, { method: 'DELETE' })).status, 200);
     assert.deepEqual(server.objectFiles(BUCKET, 'instances/blobs/'), []);
   });
+
+  it('answers 503 naming no credential when the store refuses an upload, and keeps no resource', async () => {
+    const broken = await startTestRunloom({ blobStore: 's3://no-such-bucket/blobs', s3Endpoint: server.endpoint });
+    try {
+      const response = await broken.request('/v1/resources?name=lost.txt', { method: 'POST', body: 'lost', headers: { 'content-type': 'text/plain' } });
+      assert.equal(response.status, 503);
+      const body = (await response.json()) as { error: string; code: string };
+      assert.deepEqual(body, { error: 'the resource store is unavailable; retry later', code: 'UNAVAILABLE' });
+      assert.deepEqual(await (await broken.request('/v1/resources')).json(), []);
+    } finally {
+      await broken.close();
+    }
+  });
 });

@@ -54,6 +54,15 @@ export class BlobTooLargeError extends Error {
   }
 }
 
+/**
+ * The store failed to do what was asked (unreachable, refused this server's credentials, …): a
+ * fault of the deployment, not of the request. The message names the operation and the store's
+ * answer, never a credential.
+ */
+export class BlobStoreError extends Error {
+  override readonly name: string = 'BlobStoreError';
+}
+
 export class BlobNotFoundError extends Error {
   constructor(readonly key: string) {
     super(`no blob under key ${key}`);

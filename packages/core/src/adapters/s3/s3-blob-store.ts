@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { type BlobStat, BlobNotFoundError, type BlobStore, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
+import { type BlobStat, BlobNotFoundError, type BlobStore, BlobStoreError, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
 import type { Logger } from '../../ports/logger';
 import { isBlobKey, newBlobKey } from '../blob-keys';
 import type { S3Location } from './s3-location';
@@ -210,7 +210,7 @@ export class S3BlobStore implements BlobStore {
  * error code with a hint, never a credential, a signature or the service's own text; no cause is
  * kept, so a logger that walks causes finds none either.
  */
-export class S3RequestError extends Error {
+export class S3RequestError extends BlobStoreError {
   override readonly name = 'S3RequestError';
 
   constructor(

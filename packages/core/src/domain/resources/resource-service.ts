@@ -2,7 +2,7 @@ import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { DomainError } from '../errors';
 import { tagSourceFailures, UploadInterruptedError } from '../input/upload-source';
-import { BlobStore, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
+import { BlobStore, BlobStoreError, BlobTooLargeError, type ByteRange, type StoredBlob } from '../../ports/blob-store';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type WriteOp, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
@@ -67,6 +67,7 @@ export class ResourceService {
         throw DomainError.tooLarge(`the content is over the upload limit of ${error.maxBytes} bytes`);
       }
       if (error instanceof UploadInterruptedError) throw DomainError.invalid(`the upload was cut off: ${error.message}`);
+      if (error instanceof BlobStoreError) throw this.storeFailed(error);
       throw error;
     }
   }
@@ -144,8 +145,19 @@ export class ResourceService {
   }
 
   /** The resource's bytes, or `range` of them (inclusive offsets within `size_bytes`). */
-  readContent(resource: Resource, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
-    return this.blobs.get(resource.storage_key, range);
+  async readContent(resource: Resource, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {
+    try {
+      return await this.blobs.get(resource.storage_key, range);
+    } catch (error) {
+      if (error instanceof BlobStoreError) throw this.storeFailed(error);
+      throw error;
+    }
+  }
+
+  /** A failure of the blob store (S3 unreachable, say): told to the operators in the log, answered 503. */
+  private storeFailed(error: BlobStoreError): DomainError {
+    this.logger.error({ error: error.message }, 'the blob store failed');
+    return DomainError.unavailable('the resource store is unavailable; retry later');
   }
 
   /** Replaces the given fields; the content, its hash and size never change. */

@@ -53,6 +53,7 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
         400: errors[400],
         401: errors[401],
         413: { description: 'the content is over the upload limit', schema: apiErrorBody },
+        503: { description: 'the blob store is unavailable (an S3 service that does not answer, say); nothing was kept', schema: apiErrorBody },
       },
       handle: async ({ principal, query, body, request }) => {
         const contentType = request.headers.get('content-type');
@@ -98,6 +99,7 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
         401: errors[401],
         404: errors[404],
         416: { description: 'the range starts past the end of the content', schema: apiErrorBody },
+        503: { description: 'the blob store is unavailable (an S3 service that does not answer, say)', schema: apiErrorBody },
       },
       handle: async ({ principal, params, request }) => {
         const resource = await resources.get(principal.accountId, params.id);
