@@ -17,7 +17,7 @@ describe('VS Code extension, inside a real VS Code (code-server)', function () {
   // The first run on a machine installs code-server (a few minutes); later runs reuse it.
   this.timeout(20 * 60_000);
 
-  it('passes its integration suite: language features, threads streaming into the chat panel and stop, a command run, a process run approved in the tree', async () => {
+  it('passes its integration suite: language features, threads streaming into the chat panel and stop, a command run, a shell command only once allowed, a process run approved in the tree, the folder watcher', async () => {
     assert.ok(fs.existsSync(testsPath), `${testsPath} is missing: run npm run build first`);
     const tools = ensureCodeServerTools();
     const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-vscode-fixture-'));

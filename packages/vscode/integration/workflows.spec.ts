@@ -39,14 +39,38 @@ export function workflowTests(): void {
     });
 
     it('lists the folder\'s command files by category and streams a run\'s output into the output channel', async () => {
-      const [category] = await api.commandsView.getChildren();
-      assert.equal(api.commandsView.getTreeItem(category!).label, 'writing');
-      const [greet] = await api.commandsView.getChildren(category);
+      const categories = await api.commandsView.getChildren();
+      assert.deepEqual(categories.map((node) => api.commandsView.getTreeItem(node).label), ['tools', 'writing']);
+      const [greet] = await api.commandsView.getChildren(categories[1]);
       assert.equal(api.commandsView.getTreeItem(greet!).label, 'greet');
       await vscode.commands.executeCommand('runloom.commands.focus');
       const runId = await vscode.commands.executeCommand<string>('runloom.runCommand', greet, ['Ada']);
       assert.deepEqual(await api.commandsView.ended(runId), { status: 'succeeded', text: COMMAND_REPLY });
       await screenshot('commands-view');
+    });
+
+    it('runs a shell command only once runloom.commands.allowShell is on (this workspace is trusted)', async () => {
+      const [tools] = await api.commandsView.getChildren();
+      const [shout] = await api.commandsView.getChildren(tools);
+      assert.equal(api.commandsView.getTreeItem(shout!).label, 'shout');
+      await assert.rejects(Promise.resolve(vscode.commands.executeCommand('runloom.runCommand', shout, ['loudly'])), /shell commands are disabled/);
+      const settings = vscode.workspace.getConfiguration('runloom');
+      // The extension hears the change first (it registered earlier), so the server knows before the run.
+      const changed = new Promise<void>((resolve) => {
+        const subscription = vscode.workspace.onDidChangeConfiguration((change) => {
+          if (!change.affectsConfiguration('runloom.commands.allowShell')) return;
+          subscription.dispose();
+          resolve();
+        });
+      });
+      await settings.update('commands.allowShell', true, vscode.ConfigurationTarget.Global);
+      await changed;
+      try {
+        const runId = await vscode.commands.executeCommand<string>('runloom.runCommand', shout, ['loudly']);
+        assert.deepEqual(await api.commandsView.ended(runId), { status: 'succeeded', text: 'shouted loudly\n' });
+      } finally {
+        await settings.update('commands.allowShell', undefined, vscode.ConfigurationTarget.Global);
+      }
     });
 
     it('runs a process file, shows it waiting on its approval, approves it in the tree and sees it complete', async () => {
