@@ -88,8 +88,9 @@ export function describeWorkspaceFileSystemContract(name: string, factory: () =>
     }
 
     describe('round trips', () => {
-      it('stores text as UTF-8 and answers the entry it wrote', async () => {
-        const entry = await files.writeFile('notes/é.txt', 'héllo ✓');
+      it('stores text as UTF-8 and answers the entry it wrote, created', async () => {
+        const { created, ...entry } = await files.writeFile('notes/é.txt', 'héllo ✓');
+        assert.equal(created, true);
         assert.equal(entry.path, 'notes/é.txt');
         assert.equal(entry.type, 'file');
         assert.equal(entry.size, Buffer.byteLength('héllo ✓'));
@@ -118,9 +119,10 @@ export function describeWorkspaceFileSystemContract(name: string, factory: () =>
         }
       });
 
-      it('replaces a file on a second write', async () => {
+      it('replaces a file on a second write, which did not create it', async () => {
         await files.writeFile('f.txt', 'first, longer content');
         const entry = await files.writeFile('f.txt', 'second');
+        assert.equal(entry.created, false);
         assert.equal(entry.size, 6);
         assert.equal(await text('f.txt'), 'second');
       });

@@ -51,6 +51,12 @@ export interface WorkspaceEntry extends WorkspacePathEntry {
   mtime: Date;
 }
 
+/** What `writeFile` answers: the file's entry, and whether the write created it or replaced one. */
+export interface WrittenEntry extends WorkspaceEntry {
+  /** No file was at the path before (false: an existing file was replaced). */
+  created: boolean;
+}
+
 /** Inclusive byte offsets within the file (`0 <= start <= end < size`); a stream stops at the file's end. */
 export interface FileByteRange {
   start: number;
@@ -89,8 +95,8 @@ export interface WorkspaceFileSystem {
   readFile(path: string, range?: FileByteRange): Promise<ReadableStream<Uint8Array>>;
   /** A small file's whole content (threads, configs); prefer `readFile` for anything large. */
   readBytes(path: string): Promise<Uint8Array>;
-  /** Writes the file atomically and durably (see the guarantees); answers its entry. */
-  writeFile(path: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options?: WriteFileOptions): Promise<WorkspaceEntry>;
+  /** Writes the file atomically and durably (see the guarantees); answers its entry and whether it is new. */
+  writeFile(path: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options?: WriteFileOptions): Promise<WrittenEntry>;
   /** Creates the directory and its missing parents; an existing directory is fine. */
   mkdir(path: string): Promise<WorkspaceEntry>;
   /** Deletes a file, or a directory with everything in it. */

@@ -4,6 +4,7 @@ import {
   type GlobOptions,
   type WalkOptions,
   type WorkspaceEntry,
+  type WrittenEntry,
   WorkspaceConflictError,
   type WorkspaceFileSystem,
   type WorkspaceFileSystems,
@@ -73,7 +74,7 @@ export class MemoryWorkspaceFileSystem implements WorkspaceFileSystem {
     return this.file(path).slice();
   }
 
-  async writeFile(given: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WorkspaceEntry> {
+  async writeFile(given: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WrittenEntry> {
     const { maxBytes = Number.POSITIVE_INFINITY, createParents = true, exclusive = false } = options;
     const path = workspacePath(given, 'entry');
     this.checkWritable(path, exclusive);
@@ -84,8 +85,9 @@ export class MemoryWorkspaceFileSystem implements WorkspaceFileSystem {
     this.checkWritable(path, exclusive);
     this.makeParents(path, createParents);
     const node: MemoryNode = { type: 'file', bytes, mtime: new Date() };
+    const created = !this.nodes.has(path);
     this.nodes.set(path, node);
-    return entryOf(path, node);
+    return { ...entryOf(path, node), created };
   }
 
   async mkdir(given: string): Promise<WorkspaceEntry> {

@@ -10,6 +10,7 @@ import {
   type GlobOptions,
   type WalkOptions,
   type WorkspaceEntry,
+  type WrittenEntry,
   WorkspaceConflictError,
   type WorkspaceFileSystem,
   type WorkspaceFileSystems,
@@ -125,19 +126,26 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     }
   }
 
-  async writeFile(given: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WorkspaceEntry> {
+  async writeFile(given: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WrittenEntry> {
     const { maxBytes = Number.POSITIVE_INFINITY, createParents = true, exclusive = false } = options;
-    const { path, target } = await this.locate(given, 'entry');
+    const { path, target, missing } = await this.locate(given, 'entry');
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     if (bytes instanceof Uint8Array && bytes.byteLength > maxBytes) throw new WorkspaceFileTooLargeError(maxBytes);
-    const existing = await lstat(target).catch(() => undefined);
+    // `locate` found the name missing (and no link by it): nothing there to look at.
+    const existing = missing > 0 ? undefined : await lstat(target).catch(() => undefined);
     if (existing?.isDirectory()) throw new WorkspaceConflictError(path, 'a directory is there');
     if (existing && exclusive) throw new WorkspaceConflictError(path, 'a file is already there');
     const directory = nodePath.dirname(target);
-    if (createParents) await this.makeDirectory(directory, parentPath(path));
+    // The parents exist when at most the name itself was missing: no mkdir for the common write.
+    if (createParents && missing > 1) await this.makeDirectory(directory, parentPath(path));
     const temp = nodePath.join(directory, TEMP_PREFIX + randomBytes(16).toString('hex'));
-    const handle = await open(temp, 'wx').catch((error: unknown) => {
-      throw fsError(error, parentPath(path));
+    const handle = await open(temp, 'wx').catch(async (error: unknown) => {
+      // The parent went away since `locate` (a delete of it meanwhile): made again, as asked.
+      if (!(createParents && isMissing(error))) throw fsError(error, parentPath(path));
+      await this.makeDirectory(directory, parentPath(path));
+      return open(temp, 'wx').catch((again: unknown) => {
+        throw fsError(again, parentPath(path));
+      });
     });
     try {
       if (bytes instanceof Uint8Array) await writeAll(handle, [bytes], bytes.byteLength);
@@ -162,7 +170,7 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       await rm(temp, { force: true });
       throw fsError(error, path);
     }
-    return entryOf(path, await stat(target)) as WorkspaceEntry;
+    return { ...(entryOf(path, await stat(target)) as WorkspaceEntry), created: existing === undefined };
   }
 
   async mkdir(given: string): Promise<WorkspaceEntry> {
@@ -346,11 +354,8 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       if (code === 'EEXIST' || code === 'ENOTDIR') throw new WorkspaceConflictError(path, 'a file is where a directory is needed');
       throw error;
     }
-    if (first !== undefined) {
-      await syncDirectory(nodePath.dirname(first));
-      return;
-    }
-    if (!(await stat(directory)).isDirectory()) throw new WorkspaceConflictError(path, 'a file is where a directory is needed');
+    // Nothing created: `directory` is there as a directory (a file there fails the mkdir above).
+    if (first !== undefined) await syncDirectory(nodePath.dirname(first));
   }
 
   /**
@@ -359,13 +364,13 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
    * touching nothing, a path that leaves the root through a link, passes through a link pointing
    * nowhere, or names a temporary file.
    */
-  private async locate(given: string, meaning: 'entry' | 'directory'): Promise<{ path: string; target: string }> {
+  private async locate(given: string, meaning: 'entry' | 'directory'): Promise<Located> {
     const path = workspacePath(given, meaning);
-    return { path, target: await this.realTarget(path) };
+    return { path, ...(await this.realTarget(path)) };
   }
 
-  private async realTarget(path: string): Promise<string> {
-    if (path === '') return this.localRoot;
+  private async realTarget(path: string): Promise<{ target: string; missing: number }> {
+    if (path === '') return { target: this.localRoot, missing: 0 };
     if (path.split('/').some((segment) => TEMP_NAME.test(segment))) {
       throw new WorkspacePathError(path, `names like '${TEMP_PREFIX}…' are reserved for writes in flight: choose another name`);
     }
@@ -391,7 +396,7 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       if (real !== this.localRoot && !real.startsWith(this.localRoot + nodePath.sep)) {
         throw new WorkspacePathError(path, 'it resolves outside the workspace through a symbolic link');
       }
-      return rest.length === 0 ? real : nodePath.join(real, ...rest);
+      return { target: rest.length === 0 ? real : nodePath.join(real, ...rest), missing: rest.length };
     }
   }
 
@@ -401,8 +406,15 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
    */
   private async locateEntry(given: string): Promise<{ path: string; target: string }> {
     const { path } = await this.locate(given, 'entry');
-    return { path, target: nodePath.join(await this.realTarget(parentPath(path)), nodePath.basename(path)) };
+    return { path, target: nodePath.join((await this.realTarget(parentPath(path))).target, nodePath.basename(path)) };
   }
+}
+
+/** A checked path, where it is on disk, and how many of its last segments do not exist (0: it exists). */
+interface Located {
+  path: string;
+  target: string;
+  missing: number;
 }
 
 function entryOf(path: string, info: Stats): WorkspaceEntry | undefined {

@@ -114,11 +114,10 @@ export class WorkspaceFileService {
     const files = await this.writableFiles(accountId, workspaceId);
     const source = content instanceof ReadableStream ? tagSourceFailures(content) : content;
     const sized = exactSize === undefined ? { content: source, problem: () => undefined } : exactly(source, exactSize);
-    const { entry, created } = await refusingFileErrors(async () => {
-      const before = await files.stat(target);
-      if (before?.type === 'directory') throw DomainError.conflict(`'${target}' is a directory; write a file at another path`);
+    const { created, ...entry } = await refusingFileErrors(async () => {
       try {
-        return { entry: await files.writeFile(target, sized.content, { maxBytes: exactSize ?? limit }), created: before === undefined };
+        // A directory at the path is refused before the content is read (409).
+        return await files.writeFile(target, sized.content, { maxBytes: exactSize ?? limit });
       } catch (error) {
         if (error instanceof UploadInterruptedError) throw DomainError.invalid(`the upload was cut off: ${error.message}; nothing was stored`);
         throw sized.problem() ?? error;
