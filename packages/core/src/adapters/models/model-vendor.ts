@@ -29,9 +29,22 @@ export interface ModelVendor {
 
 type AiSdkPackages = typeof import('./ai-sdk').aiSdkPackages;
 
-/** One AI SDK package (`ai` or a vendor's), loaded on first use from the separately bundled `ai-sdk`. */
+const importedAiSdk = new Map<keyof AiSdkPackages, Promise<unknown>>();
+
+/**
+ * One AI SDK package (`ai` or a vendor's), loaded on first use from the separately bundled
+ * `ai-sdk`. Kept once loaded: every model call asks for its packages, and a dynamic `import()`
+ * goes through the module loader again each time, loaded or not.
+ */
 export function importAiSdk<Name extends keyof AiSdkPackages>(name: Name): ReturnType<AiSdkPackages[Name]> {
-  return import('./ai-sdk').then(({ aiSdkPackages }): Promise<unknown> => aiSdkPackages[name]()) as ReturnType<AiSdkPackages[Name]>;
+  let imported = importedAiSdk.get(name);
+  if (!imported) {
+    imported = import('./ai-sdk').then(({ aiSdkPackages }): Promise<unknown> => aiSdkPackages[name]());
+    // A failed import is tried again by the next call.
+    imported.catch(() => importedAiSdk.delete(name));
+    importedAiSdk.set(name, imported);
+  }
+  return imported as ReturnType<AiSdkPackages[Name]>;
 }
 
 /** A required credential field: a non-empty string. */
