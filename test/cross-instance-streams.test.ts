@@ -44,6 +44,12 @@ describe('live streams across instances on one PostgreSQL database', function ()
     const saved = await call(a, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
     assert.equal(saved.status, 201, await saved.text());
   };
+  /** Resolves once `threadId`'s reply start is recorded (written while the vendor is called): then other instances find it. */
+  const recorded = (threadId: string): Promise<void> =>
+    waitUntil(async () => {
+      const thread = (await (await call(b, `/workspace/${workspaceId}/thread/${threadId}`)).json()) as { data: { messages: { metadata?: { status?: string } }[] } };
+      return thread.data.messages[1]?.metadata?.status === 'streaming';
+    }, `the reply on ${threadId} to be recorded`);
   const savedReply = async (server: TestServer, threadId: string): Promise<{ metadata: { status: string }; parts: { type: string; text?: string }[] }> => {
     const thread = (await (await call(server, `/workspace/${workspaceId}/thread/${threadId}`)).json()) as { data: { messages: never[] } };
     return thread.data.messages[1]!;
@@ -104,6 +110,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
     const started = await startReply('rejoined');
     const reader = started.body!.getReader();
     let original = await readUntil(reader, '"text-delta"');
+    await recorded('rejoined');
     const fromStart = await rejoin(b, 'rejoined');
     assert.equal(fromStart.status, 200);
     assert.equal(fromStart.headers.get('x-vercel-ai-ui-message-stream'), 'v1');
@@ -127,6 +134,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
     const started = await startReply('cancelled');
     const reader = started.body!.getReader();
     let text = await readUntil(reader, '"text-delta"');
+    await recorded('cancelled');
     const vendorRequest = vendor.requests.at(-1)!;
     const cancelled = await call(b, `/workspace/${workspaceId}/threads/cancelled/stream`, { method: 'DELETE' });
     assert.equal(cancelled.status, 200);

@@ -47,8 +47,9 @@ export class LiveOutput {
   }
 
   /**
-   * The text so far, then what comes, batch after batch (what was written while the last batch was
-   * taken), until `signal` aborts: what another instance following this output is sent.
+   * The text so far (an empty batch when there is none yet), then what comes, batch after batch
+   * (what was written while the last batch was taken), until `signal` aborts: what another
+   * instance following this output is sent.
    */
   async *batches(signal: AbortSignal): AsyncIterable<readonly string[]> {
     const pending: string[] = this.textSoFar === '' ? [] : [this.textSoFar];
@@ -60,6 +61,8 @@ export class LiveOutput {
     const onAbort = (): void => wake?.();
     signal.addEventListener('abort', onAbort);
     try {
+      // What there is now, even nothing: the answer to the instance that asked.
+      yield pending.splice(0);
       for (;;) {
         if (pending.length > 0) yield pending.splice(0);
         else if (signal.aborted) return;

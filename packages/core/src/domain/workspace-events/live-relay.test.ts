@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { MemoryEventBus } from '../../adapters/memory/memory-event-bus';
-import type { EventBus } from '../../ports/event-bus';
+import type { BusEvent, EventBus } from '../../ports/event-bus';
 import { ManualClock } from '../../testing/manual-clock';
 import { RecordingLogger } from '../../testing/recording-logger';
-import { LiveRelay, RELAY_ANSWER_MS, type RelaySource } from './live-relay';
+import { LiveRelay, RELAY_ANSWER_MS, RELAY_SILENCE_MS, type RelaySource } from './live-relay';
 
 /** A source the test writes to: `write` adds a batch, `end` ends it; `cancels` counts cancel requests. */
 function testSource(): RelaySource & { write(...items: string[]): void; end(): void; cancels: number } {
@@ -28,7 +28,9 @@ function testSource(): RelaySource & { write(...items: string[]): void; end(): v
       this.cancels += 1;
     },
     async *items(signal) {
-      let position = 0;
+      // What there is now, even nothing, answers the join.
+      let position = written.length;
+      yield written.slice(0);
       for (;;) {
         if (position < written.length) {
           const batch = written.slice(position);
@@ -62,20 +64,25 @@ describe('LiveRelay', () => {
   let here: LiveRelay;
   let there: LiveRelay;
   let published: number;
+  /** Set: `here`'s instance is dead (it neither hears nor says anything). */
+  let hereDead: boolean;
   beforeEach(() => {
     bus = new MemoryEventBus();
     published = 0;
-    const counting: EventBus = {
-      publish: (topic, data) => {
+    hereDead = false;
+    const instanceBus = (dead: () => boolean): EventBus => ({
+      publish: <T>(topic: string, data: T): Promise<BusEvent<T>> => {
+        if (dead()) return Promise.resolve({ topic, seq: 0, data });
         published += 1;
         return bus.publish(topic, data);
       },
-      subscribe: (topic, handler, options) => bus.subscribe(topic, handler, options),
+      subscribe: <T>(topic: string, handler: (event: BusEvent<T>) => void, options?: { after?: number }) =>
+        bus.subscribe<T>(topic, (event) => dead() || handler(event), options),
       close: () => bus.close(),
-    };
+    });
     clock = new ManualClock();
-    here = new LiveRelay(counting, clock, new RecordingLogger());
-    there = new LiveRelay(counting, clock, new RecordingLogger());
+    here = new LiveRelay(instanceBus(() => hereDead), clock, new RecordingLogger());
+    there = new LiveRelay(instanceBus(() => false), clock, new RecordingLogger());
   });
   afterEach(() => bus.close());
 
@@ -141,7 +148,8 @@ describe('LiveRelay', () => {
   });
 
   it('takes a source nobody serves as gone once RELAY_ANSWER_MS pass without an answer', async () => {
-    const followed = there.follow('w1', 'nobody', { items: () => assert.fail('no items'), end: () => assert.fail('no end') });
+    let ended = false;
+    const followed = there.follow('w1', 'nobody', { items: () => assert.fail('no items'), end: () => (ended = true) });
     const cancelled = there.cancel('w1', 'nobody');
     await clock.advance(RELAY_ANSWER_MS - 1);
     let settled = false;
@@ -151,5 +159,31 @@ describe('LiveRelay', () => {
     await clock.advance(1);
     assert.equal(await followed.answered, false);
     assert.equal(await cancelled, false);
+    assert.equal(ended, true);
+  });
+
+  it('keeps following a source that is silent but there, and ends a follower whose source’s instance died', async () => {
+    const source = testSource();
+    const served = here.serve('w1', 'k', source);
+    let ended = false;
+    const followed = there.follow('w1', 'k', { items: () => {}, end: () => (ended = true) });
+    assert.equal(await followed.answered, true);
+    // Silent: the follower pings, the source's instance answers, and it follows on.
+    await clock.advance(RELAY_SILENCE_MS + RELAY_ANSWER_MS + 1000);
+    assert.equal(ended, false);
+    const beforeDeath = published;
+    hereDead = true;
+    for (let waited = 0; published === beforeDeath; waited += 1000) {
+      assert.ok(waited <= RELAY_SILENCE_MS, 'a ping within the silence bound');
+      await clock.advance(1000);
+    }
+    assert.equal(ended, false, 'pinged, waiting for the answer');
+    await clock.advance(RELAY_ANSWER_MS - 1000);
+    assert.equal(ended, false, 'still waiting for the answer');
+    await clock.advance(1000);
+    assert.equal(ended, true, 'no answer: the source is gone');
+    hereDead = false;
+    source.end();
+    await served.close();
   });
 });

@@ -4,17 +4,21 @@ import { DurableEventBus, type EventBus } from '../../ports/event-bus';
 import { Logger } from '../../ports/logger';
 
 /**
- * How long a joiner waits for the instance running a source to answer before taking it as gone
- * (ended meanwhile, or its instance died).
+ * How long a follower waits for the instance running a source to answer (its join, or a ping)
+ * before taking the source as gone (ended meanwhile, or its instance died).
  */
 export const RELAY_ANSWER_MS = 5000;
+/** A follower that has heard nothing of its source for this long pings it. */
+export const RELAY_SILENCE_MS = 10_000;
+/** How often a follower checks that it still hears from its source. */
+const WATCH_MS = 1000;
 
 /** What a source offers while it runs: its items from the first, and a way to stop it. */
 export interface RelaySource {
   /**
-   * Every item so far, then each later batch as it comes (what piled up while one was sent), until
-   * the source ends; once `signal` aborts (the source's instance is closing it) it hands over what
-   * is left and stops.
+   * Every item so far at once (possibly none: that batch is the answer to a join), then each later
+   * batch as it comes (what piled up while one was sent), until the source ends; once `signal`
+   * aborts (the source's instance is closing it) it hands over what is left and stops.
    */
   items(signal: AbortSignal): AsyncIterable<readonly string[]>;
   /** Another instance asked to cancel the source. */
@@ -25,7 +29,7 @@ export interface RelaySource {
 export interface RelayFollower {
   /** The next items, in order, each once. */
   items(items: readonly string[]): void;
-  /** The source has ended: no item follows. */
+  /** The source has ended, or is gone (its instance stopped answering): no item follows. */
   end(): void;
 }
 
@@ -42,6 +46,8 @@ export interface FollowedSource {
 
 type RelayMessage =
   | { type: 'join'; key: string }
+  | { type: 'ping'; key: string }
+  | { type: 'alive'; key: string }
   | { type: 'cancel'; key: string }
   | { type: 'items'; key: string; first: number; items: readonly string[] }
   | { type: 'end'; key: string };
@@ -58,6 +64,10 @@ type RelayMessage =
  *   the first (`items`, numbered by `first`), then the later ones as they come, then `end`. A
  *   second join gets the items from the first again; a follower keeps only what it lacks.
  * - `cancel`: stops the source (its `cancel`); `end` follows once it has ended.
+ * - `ping`: a follower that heard nothing for `RELAY_SILENCE_MS` asks whether the source is still
+ *   there; its instance answers `alive`. Without an answer within `RELAY_ANSWER_MS` (to a join or
+ *   a ping) the follower takes the source as gone and ends: a dead instance leaves no follower
+ *   waiting forever.
  * Nothing here is replayed: a follower subscribes before it asks, and the answer comes after.
  */
 @injectable()
@@ -79,6 +89,8 @@ export class LiveRelay {
       if (data.type === 'join') {
         asked = true;
         senders.push(this.send(topic, key, source, closing.signal));
+      } else if (data.type === 'ping') {
+        void this.publish(topic, { type: 'alive', key });
       } else if (data.type === 'cancel') {
         asked = true;
         source.cancel();
@@ -94,34 +106,48 @@ export class LiveRelay {
     };
   }
 
-  /** Follows the source `key` that another instance runs: its items from the first, then its end. */
+  /**
+   * Follows the source `key` that another instance runs: its items from the first, then its end
+   * (or its going away: see `ping`).
+   */
   follow(workspaceId: string, key: string, follower: RelayFollower): FollowedSource {
     const topic = topicOf(workspaceId);
+    const now = (): number => this.clock.now().getTime();
     let received = 0;
+    let lastHeard = now();
+    /** When the unanswered join or ping was sent. */
+    let askedAt: number | undefined = lastHeard;
     let answer!: (answered: boolean) => void;
     const answered = new Promise<boolean>((resolve) => (answer = resolve));
     const stop = (): void => {
       subscription.unsubscribe();
-      timeout.cancel();
+      watch.cancel();
+    };
+    const ended = (): void => {
+      answer(received > 0);
+      stop();
+      follower.end();
     };
     const subscription = this.bus.subscribe<RelayMessage>(topic, ({ data }) => {
-      if (data.key !== key) return;
+      if (data.key !== key || data.type === 'join' || data.type === 'ping' || data.type === 'cancel') return;
+      lastHeard = now();
+      askedAt = undefined;
+      if (data.type === 'end') return ended();
       if (data.type === 'items' && data.first <= received + 1) {
         const fresh = data.items.slice(received + 1 - data.first);
         received += fresh.length;
         answer(true);
         if (fresh.length > 0) follower.items(fresh);
-      } else if (data.type === 'end') {
-        answer(received > 0);
-        stop();
-        follower.end();
       }
     });
-    const timeout = this.clock.setTimeout(() => {
-      if (received > 0) return;
-      answer(false);
-      stop();
-    }, RELAY_ANSWER_MS);
+    const watch = this.clock.setInterval(() => {
+      if (askedAt !== undefined) {
+        if (now() - askedAt >= RELAY_ANSWER_MS) ended();
+      } else if (now() - lastHeard >= RELAY_SILENCE_MS) {
+        askedAt = now();
+        void this.publish(topic, { type: 'ping', key });
+      }
+    }, WATCH_MS);
     void this.publish(topic, { type: 'join', key });
     return { answered, leave: stop };
   }
@@ -146,9 +172,12 @@ export class LiveRelay {
   /** Sends the source's items from the first, batch after batch, until it ends or is closed. */
   private async send(topic: string, key: string, source: RelaySource, signal: AbortSignal): Promise<void> {
     let first = 1;
+    let answered = false;
     try {
       for await (const items of source.items(signal)) {
-        if (items.length === 0) continue;
+        // The first batch answers the join, even empty; later empty ones say nothing.
+        if (items.length === 0 && answered) continue;
+        answered = true;
         await this.publish(topic, { type: 'items', key, first, items });
         first += items.length;
       }
