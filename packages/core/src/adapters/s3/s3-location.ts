@@ -21,7 +21,7 @@ export function parseS3Location(text: string): S3Location {
   const [, bucket = '', rawPrefix = ''] = match;
   // S3's bucket naming rules, which every compatible service accepts.
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..')) {
-    throw new Error(`must name a bucket of 3–63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit (got '${bucket}')`);
+    throw new Error('must name a bucket of 3–63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit');
   }
   const segments = rawPrefix.split('/').filter((segment) => segment !== '');
   for (const segment of segments) {
