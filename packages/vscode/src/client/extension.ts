@@ -141,7 +141,8 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
           return undefined;
         }
         const folder = vscode.workspace.getWorkspaceFolder(file);
-        const workspace = (await workspaces()).find((candidate) => candidate.folder === folder?.uri.fsPath);
+        // The file's folder, or (a remote server's workspaces are not folders here) the one picked.
+        const workspace = (await workspaces()).find((candidate) => candidate.folder === folder?.uri.fsPath) ?? (settings.remote ? await onlyWorkspace() : undefined);
         if (!workspace) return undefined;
         const specYaml = new TextDecoder().decode(await vscode.workspace.fs.readFile(file));
         const processId = file.path.split('/').pop()!.replace(/\.process\.ya?ml$/i, '');
