@@ -6,12 +6,14 @@ import type { ProviderName } from './provider-names';
  *
  * Vendor-neutral on purpose: no vendor library type appears here, so the domain (prompt runs,
  * agents, threads) depends only on this vocabulary. The default adapter (`adapters/models`)
- * speaks each vendor's own wire format through the AI SDK.
+ * speaks each vendor's own wire format through the AI SDK (and reads the chat-completions
+ * streams itself).
  *
  * Guarantees an adapter gives:
  * - `generate(request)` resolves with the whole answer or rejects with a `ModelCallError`.
  * - `stream(request)` yields events in order and ends with exactly one terminal event, `finish`
  *   or `error`; iterating never throws. Breaking out of the iteration cancels the vendor request.
+ *   Text (and reasoning) deltas that arrived together may come joined in one event.
  * - Credentials are used for this call only and never kept; no error message contains a
  *   credential value.
  * - Aborting `request.signal` stops the vendor request; `generate` then rejects, and the stream
