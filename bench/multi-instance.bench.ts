@@ -15,21 +15,24 @@ import { CLIENT, completedRunsPerSecond, connect } from './runs.bench';
  * that answers at once. Per configuration: completed runs/s and the servers' CPU per completed run
  * (both instances' together); ROUNDS rounds, alternating, medians reported. Two instances share
  * this machine's 2 cores with the database and the bench, so throughput says little: the goal is
- * on CPU per run, what coordinating through the database costs (≤ 1.2× one instance).
+ * on CPU per run, what coordinating through the database costs (≤ 1.2× one instance). The
+ * database transactions per run are printed beside it (pg_stat_database).
  * Durable creates/s on PostgreSQL beside the embedded store are bench/writes.bench.ts's figures.
- * `BENCH_MULTI_RUNS` (default 2000) per round, `BENCH_MULTI_ROUNDS` (default 3).
+ * `BENCH_MULTI_RUNS` (default 3000) per round, `BENCH_MULTI_ROUNDS` (default 3).
  */
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLOOM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 2000);
+const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
 const WARMUP_RUNS = 200;
 
 interface Figures {
   runsPerSecond: number;
   serverCpuMsPerRun: number;
+  /** Transactions the database committed per run (every statement outside a transaction is one). */
+  transactionsPerRun: number;
 }
 
 /** `instances` servers on a fresh database; runs submitted to them in turn. */
@@ -85,9 +88,15 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
     };
     await completedRunsPerSecond(first!, runnable.id, submitRun, WARMUP_RUNS);
     const cpu = () => servers.reduce((sum, server) => sum + server.cpuMs(), 0);
+    const transactions = async () =>
+      Number((await admin.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1', [name])).rows[0]!.n);
     const cpuBefore = cpu();
+    const transactionsBefore = await transactions();
     const runsPerSecond = await completedRunsPerSecond(first!, runnable.id, submitRun, RUNS);
-    return { runsPerSecond, serverCpuMsPerRun: (cpu() - cpuBefore) / RUNS };
+    const serverCpuMsPerRun = (cpu() - cpuBefore) / RUNS;
+    // The statistics reach pg_stat_database when each backend reports them (at most every 1 s, PostgreSQL 15).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ((await transactions()) - transactionsBefore) / RUNS };
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
@@ -114,7 +123,8 @@ export async function run(): Promise<BenchResult[]> {
         const measured = await measure(instances, admin, vendor.url, workDir);
         figures.push(measured);
         process.stderr.write(
-          `  multi-instance round ${round + 1}, ${instances} instance(s): ${measured.runsPerSecond.toFixed(0)} runs/s, server CPU ${measured.serverCpuMsPerRun.toFixed(2)} ms/run\n`,
+          `  multi-instance round ${round + 1}, ${instances} instance(s): ${measured.runsPerSecond.toFixed(0)} runs/s, server CPU ${measured.serverCpuMsPerRun.toFixed(2)} ms/run, ` +
+            `${measured.transactionsPerRun.toFixed(1)} database transactions/run\n`,
         );
       }
     }
