@@ -99,6 +99,28 @@ describe('GuardedHttpClient', () => {
     await byAddress.checkDestination('http://llm.lan/');
   });
 
+  it('fetch sends what a web Request of the same arguments holds: method, headers, text or byte body, content type', async () => {
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: true } });
+    const url = `http://127.0.0.1:${sink.port}/v1/chat`;
+    const calls: [string | URL | Request, RequestInit][] = [
+      [url, { method: 'post', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer k' }, body: '{"é":1}' }],
+      [new URL(url), { method: 'put', body: 'plain text' }],
+      [url, { method: 'PATCH', headers: [['X-Tag', 'a']], body: new Uint8Array([104, 105]) }],
+      [new Request(url, { method: 'POST', headers: new Headers({ 'x-from': 'request' }), body: 'in a request' }), {}],
+      [url, {}],
+    ];
+    for (const [input, init] of calls) assert.equal(await (await client.fetch(input, init)).text(), 'ok');
+    const sent = sink.requests.map(({ method, headers, body }) => ({ method, type: headers['content-type'], auth: headers.authorization, tag: headers['x-tag'], from: headers['x-from'], body }));
+    assert.deepEqual(sent, [
+      { method: 'POST', type: 'application/json', auth: 'Bearer k', tag: undefined, from: undefined, body: '{"é":1}' },
+      { method: 'PUT', type: 'text/plain;charset=UTF-8', auth: undefined, tag: undefined, from: undefined, body: 'plain text' },
+      { method: 'PATCH', type: undefined, auth: undefined, tag: 'a', from: undefined, body: 'hi' },
+      { method: 'POST', type: 'text/plain;charset=UTF-8', auth: undefined, tag: undefined, from: 'request', body: 'in a request' },
+      { method: 'GET', type: undefined, auth: undefined, tag: undefined, from: undefined, body: '' },
+    ]);
+    await assert.rejects(client.fetch(url, { method: 'GET', body: 'not allowed' }), TypeError);
+  });
+
   it('fetch decodes a gzip body as fetch does', async () => {
     sink.respond = (_request, response) => {
       response.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
