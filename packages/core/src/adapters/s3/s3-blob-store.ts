@@ -68,7 +68,8 @@ export class S3BlobStore implements BlobStore {
     const source = new HashingSource(content, limit);
     try {
       const { sdk, client } = await this.connect();
-      this.swept ??= this.sweepStaleTemporaries(sdk, client);
+      // Once, before the first put: never fails (a failed sweep is logged).
+      await (this.swept ??= this.sweepStaleTemporaries(sdk, client));
       const head = await source.readUpTo(this.partSize);
       if (head.ended) {
         const key = newBlobKey(source.sha256());
