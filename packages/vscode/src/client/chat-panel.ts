@@ -44,6 +44,8 @@ export function parseModel(text: string): ModelChoice | undefined {
 export class ChatPanels implements vscode.Disposable {
   private readonly panels = new Map<string, ChatPanel>();
   private readonly status = new StreamingStatus();
+  /** Models sent to lately, newest first: the model pickers offer them. */
+  private readonly recentModels: string[] = [];
   private readonly subscriptions: vscode.Disposable[] = [this.status];
 
   constructor(
@@ -67,7 +69,10 @@ export class ChatPanels implements vscode.Disposable {
       existing.panel.reveal();
       return existing;
     }
-    const panel = new ChatPanel(this.extensionUri, this.client, workspaceId, threadId, (streaming) => this.status.set(key, streaming));
+    const panel = new ChatPanel(this.extensionUri, this.client, workspaceId, threadId, {
+      onStreaming: (streaming) => this.status.set(key, streaming),
+      recentModels: this.recentModels,
+    });
     this.panels.set(key, panel);
     panel.panel.onDidDispose(() => this.panels.delete(key));
     await panel.ready;
@@ -97,7 +102,7 @@ export class ChatPanel {
     private readonly client: LanguageClient,
     readonly workspaceId: string,
     readonly threadId: string,
-    private readonly onStreaming: (streaming: boolean) => void,
+    private readonly shared: { onStreaming(streaming: boolean): void; recentModels: string[] },
   ) {
     const webviewRoot = vscode.Uri.joinPath(extensionUri, 'dist', 'webview');
     const media = vscode.Uri.joinPath(extensionUri, 'media');
@@ -131,7 +136,8 @@ export class ChatPanel {
 <textarea id="input" rows="3" placeholder="Ask Runloom… (Enter to send, Shift+Enter for a new line)"></textarea>
 <div class="toolbar">
 <label for="model">Model</label>
-<input id="model" placeholder="the folder's default" title="provider/model, e.g. openai/gpt-4o; empty: models.default of .runloom/workspace-config.runloom.yaml" spellcheck="false">
+<input id="model" list="models" placeholder="the folder's default" title="provider/model, e.g. openai/gpt-4o; empty: models.default of .runloom/workspace-config.runloom.yaml" spellcheck="false">
+<datalist id="models"></datalist>
 <span class="spacer"></span>
 <button id="stop" type="button" class="secondary" hidden>Stop</button>
 <button id="send" type="submit">Send</button>
@@ -174,7 +180,12 @@ export class ChatPanel {
   async send(text: string, model: string): Promise<void> {
     try {
       const { userMessageId } = await this.client.sendRequest(SendMessage.type, { workspaceId: this.workspaceId, threadId: this.threadId, text, model: parseModel(model) });
-      this.onStreaming(true);
+      this.shared.onStreaming(true);
+      if (model) {
+        const recent = this.shared.recentModels;
+        if (recent.includes(model)) recent.splice(recent.indexOf(model), 1);
+        recent.unshift(model);
+      }
       this.post({ type: 'sent', message: { id: userMessageId, role: 'user', text } });
     } catch (error) {
       this.post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
@@ -204,7 +215,9 @@ export class ChatPanel {
     this.panel.title = thread.title;
     const model = vscode.workspace.getConfiguration('runloom').get<string>('defaultModel') ?? '';
     const streaming = thread.messages.some((message) => message.status === 'streaming');
-    this.post({ type: 'history', title: thread.title, messages: thread.messages, model, streaming });
+    const used = thread.messages.flatMap((message) => (message.model ? [message.model] : [])).reverse();
+    const models = [...new Set([model, ...this.shared.recentModels, ...used].filter(Boolean))];
+    this.post({ type: 'history', title: thread.title, messages: thread.messages, model, models, streaming });
   }
 }
 

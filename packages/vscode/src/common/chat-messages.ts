@@ -7,8 +7,11 @@ import type { ChatMessage } from './protocol';
 
 /** Extension → webview. */
 export type ToChatView =
-  /** The thread as saved, the model the next message goes to, and whether a reply is streaming. */
-  | { type: 'history'; title: string; messages: ChatMessage[]; model: string; streaming: boolean }
+  /**
+   * The thread as saved, the model the next message goes to, the models to offer (the setting's,
+   * this thread's, those used lately) and whether a reply is streaming.
+   */
+  | { type: 'history'; title: string; messages: ChatMessage[]; model: string; models: string[]; streaming: boolean }
   /** Chunks of the reply being streamed (AI SDK UI message stream chunks). */
   | { type: 'chunks'; chunks: Record<string, unknown>[]; ended: boolean }
   /** The user's message was added to the thread (from the panel or a command); its reply follows. */

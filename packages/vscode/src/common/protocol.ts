@@ -29,6 +29,8 @@ export interface ChatMessage {
   text: string;
   /** `streaming`, `cancelled`, `interrupted`, `error` for replies that did not finish normally. */
   status?: string;
+  /** The model a reply came from, as `provider/model`. */
+  model?: string;
 }
 
 export interface ModelChoice {

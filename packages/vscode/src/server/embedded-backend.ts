@@ -212,8 +212,14 @@ export function toChatMessage(message: UIMessage): ChatMessage {
     .filter((part): part is { type: 'text'; text: string } => part.type === 'text' && typeof (part as { text?: unknown }).text === 'string')
     .map((part) => part.text)
     .join('');
-  const status = (message.metadata as { status?: string } | undefined)?.status;
-  return { id: message.id, role: message.role, text, ...(status && status !== 'complete' ? { status } : {}) };
+  const { status, model } = (message.metadata ?? {}) as { status?: string; model?: { provider?: string; model?: string } };
+  return {
+    id: message.id,
+    role: message.role,
+    text,
+    ...(status && status !== 'complete' ? { status } : {}),
+    ...(model?.provider && model.model ? { model: `${model.provider}/${model.model}` } : {}),
+  };
 }
 
 export function toCommandItem(workspaceId: string, command: Pick<Command, 'trigger' | 'name' | 'description' | 'category' | 'type' | 'args'>): CommandItem {

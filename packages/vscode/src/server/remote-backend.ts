@@ -5,8 +5,8 @@ import { newThreadId, toChatMessage, toCommandItem, toProcessRunItem } from './e
 import { readEventStream } from './event-stream-reader';
 import { type ExecutionUpdate, FINISHED_EXECUTION, type ReplyChunkBatch, type RunloomBackend, type WorkspaceEventHandler } from './runloom-backend';
 
-/** Listed per view refresh: what the API answers in one page at most. */
-const PAGE = 'limit=100&offset=0';
+/** Listed per view refresh: the most one page of the API holds. */
+const PAGE = 'limit=500&offset=0';
 /** A token is fetched again this long before it expires. */
 const TOKEN_MARGIN_MS = 60_000;
 /** Wait before reopening a workspace's event stream that broke (the server's own `retry:`). */
@@ -46,7 +46,7 @@ export class RemoteBackend implements RunloomBackend {
 
   async listThreads(workspaceId: string): Promise<ThreadListItem[]> {
     const [threads, streams] = await Promise.all([
-      this.call<{ data: ThreadMetadata[] }>('GET', `${this.workspacePath(workspaceId)}/threads?limit=500&offset=0`),
+      this.call<{ data: ThreadMetadata[] }>('GET', `${this.workspacePath(workspaceId)}/threads?${PAGE}`),
       this.call<{ data: { thread_id: string }[] }>('GET', `${this.workspacePath(workspaceId)}/streams/debug`),
     ]);
     const streaming = new Set(streams.data.map((stream) => stream.thread_id));

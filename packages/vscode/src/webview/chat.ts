@@ -18,6 +18,7 @@ const send = document.getElementById('send') as HTMLButtonElement;
 const stop = document.getElementById('stop') as HTMLButtonElement;
 const notice = document.getElementById('notice')!;
 const empty = document.getElementById('empty')!;
+const modelChoices = document.getElementById('models')!;
 /** Runloom's mark (media/runloom.svg), inline so it takes the theme's colour. */
 const RUNLOOM_MARK =
   '<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" aria-hidden="true"><path d="M4 4v16M20 4v16"/><path d="M4 7c5 0 11 4 16 4M4 12c5 0 11-4 16-4M4 13c5 0 11 4 16 4M4 18c5 0 11-4 16-4"/></svg>';
@@ -41,6 +42,7 @@ function render(entry: Shown): void {
   else delete element.dataset.status;
   const body = element.querySelector('.body')!;
   body.innerHTML = markdown.render(message.text || (message.status === 'streaming' ? '…' : ''));
+  element.querySelector('.model')!.textContent = message.model ?? '';
   const badge = element.querySelector('.badge')!;
   badge.textContent = message.status ? (STATUS_LABELS[message.status] ?? message.status) : '';
 }
@@ -48,7 +50,7 @@ function render(entry: Shown): void {
 /** Shows a message last, or just before `before` (a user message whose reply already started). */
 function append(message: ChatMessage, before?: Shown): Shown {
   const element = document.createElement('article');
-  element.innerHTML = '<header><span class="avatar"></span><span class="who"></span><span class="badge"></span></header><div class="body"></div>';
+  element.innerHTML = '<header><span class="avatar"></span><span class="who"></span><span class="model"></span><span class="badge"></span></header><div class="body"></div>';
   element.querySelector('.who')!.textContent = message.role === 'user' ? 'You' : message.role === 'assistant' ? 'Runloom' : message.role;
   const avatar = element.querySelector('.avatar')!;
   if (message.role === 'assistant') avatar.innerHTML = RUNLOOM_MARK;
@@ -83,7 +85,7 @@ function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
   for (const chunk of chunks) {
     switch (chunk.type) {
       case 'start':
-        replying = append({ id: String(chunk.messageId ?? Date.now()), role: 'assistant', text: '', status: 'streaming' });
+        replying = append({ id: String(chunk.messageId ?? Date.now()), role: 'assistant', text: '', status: 'streaming', model: modelOf(chunk.messageMetadata) });
         break;
       case 'text-delta':
         if (replying) {
@@ -120,6 +122,12 @@ function applyChunks(chunks: Record<string, unknown>[], ended: boolean): void {
   }
 }
 
+/** The `provider/model` a reply's metadata names (its `start` chunk carries it). */
+function modelOf(metadata: unknown): string | undefined {
+  const chosen = (metadata as { model?: { provider?: unknown; model?: unknown } } | undefined)?.model;
+  return typeof chosen?.provider === 'string' && typeof chosen.model === 'string' ? `${chosen.provider}/${chosen.model}` : undefined;
+}
+
 /** A render of the reply waiting for the next frame. */
 let frameRequested: number | undefined;
 
@@ -141,6 +149,13 @@ window.addEventListener('message', (event: MessageEvent<ToChatView>) => {
       empty.hidden = shown.length > 0;
       replying = [...shown].reverse().find((entry) => entry.message.status === 'streaming');
       if (!model.value) model.value = message.model;
+      modelChoices.replaceChildren(
+        ...message.models.map((choice) => {
+          const option = document.createElement('option');
+          option.value = choice;
+          return option;
+        }),
+      );
       setStreaming(message.streaming);
       vscode.postMessage({ type: 'shown' });
       break;
