@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../../ports/logger';
-import { decodeSegment, encodeFrame, fsyncDirectory, listSegments, type Segment, segmentPath } from './log-format';
+import { decodeSegment, encodeFrame, listSegments, type Segment, segmentPath } from './log-format';
 
 export interface RecoveredLog {
   log: OperationLog;
@@ -65,7 +65,14 @@ export class OperationLog {
     private activeBytes: number,
     private lastSeq: number,
     private durable: number,
-  ) {}
+    /** The directory sync made at open, until it has succeeded. */
+    private directorySync: Promise<void> | undefined,
+  ) {
+    directorySync?.then(
+      () => (this.directorySync = undefined),
+      (error: unknown) => this.fail(error, []),
+    );
+  }
 
   /**
    * Opens the log in `dir`: hands every intact record after `snapshotSeq` to `apply` (one call per
@@ -124,8 +131,9 @@ export class OperationLog {
     }
     const active = kept.at(-1)!;
     const fd = openSync(active.path, 'a');
-    fsyncDirectory(dir);
-    const log = new OperationLog(dir, options.segmentBytes, kept, fd, activeBytes, covered, covered);
+    // The active segment's name made durable while the store opens (not blocking the thread at
+    // start); no append is acknowledged before it is (see `synced`).
+    const log = new OperationLog(dir, options.segmentBytes, kept, fd, activeBytes, covered, covered, syncDirectory(dir));
     return { log, replayed };
   }
 
@@ -226,7 +234,11 @@ export class OperationLog {
     }
     this.activeBytes += bytes;
     this.syncing.push(group);
-    fdatasync(this.fd, (error) => this.synced(group, error));
+    fdatasync(this.fd, (error) => {
+      const opening = this.directorySync;
+      if (error || !opening) this.synced(group, error);
+      else opening.then(() => this.synced(group, null), () => undefined);
+    });
   }
 
   private synced(group: SyncingGroup, error: Error | null): void {
