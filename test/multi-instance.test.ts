@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { EventSource } from 'eventsource';
 import pg from 'pg';
-import { TEST_DATABASE_URL } from '../packages/core/test-support/postgres-test-store';
+import { createTestSchema, TEST_DATABASE_URL } from '../packages/core/test-support/postgres-test-store';
+import { createRunloom, type Runloom } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, startChildServer } from '../bench/child-server';
 import { CallbackSink } from './support/callback-sink';
@@ -80,6 +81,34 @@ async function expectStatus(answer: Promise<{ status: number; body: any }>, stat
   assert.ok(statuses.includes(status), `answered ${status}: ${JSON.stringify(body)}`);
   return body;
 }
+
+describe('instances starting at once on an empty PostgreSQL schema', function () {
+  this.timeout(60_000);
+
+  it('all start (migrations, bootstrap client, signing keys), and a token from one opens every other', async () => {
+    const schema = createTestSchema();
+    const dirs = Array.from({ length: 4 }, () => fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-start-')));
+    const shared = {
+      databaseUrl: `${TEST_DATABASE_URL}?schema=${schema.schema}`,
+      secretKey: randomBytes(32).toString('base64'),
+      bootstrapClients: [`${CLIENT.account}:${CLIENT.id}:${CLIENT.secret}`],
+    };
+    const started = await Promise.allSettled(dirs.map((dataDir) => createRunloom({ ...shared, dataDir })));
+    try {
+      assert.deepEqual(started.filter((result) => result.status === 'rejected').map((result) => String(result.reason)), []);
+      const instances = started.map((result) => (result as PromiseFulfilledResult<Runloom>).value);
+      const token = await instances[0]!.auth.issueToken({ grant_type: 'client_credentials', client_id: CLIENT.id, client_secret: CLIENT.secret });
+      for (const instance of instances) {
+        const answer = await instance.handle(new Request('http://runloom.test/v1/runnables', { headers: { authorization: `Bearer ${token.access_token}` } }));
+        assert.equal(answer.status, 200, await answer.text());
+      }
+    } finally {
+      for (const result of started) if (result.status === 'fulfilled') await result.value.close();
+      await schema.drop();
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('several instances on one PostgreSQL database', function () {
   this.timeout(120_000);
