@@ -3,13 +3,11 @@ import { RunloomConfig } from '../../config';
 import { DomainError } from '../errors';
 import type { Lifecycle } from '../lifecycle';
 import { Clock, type Timer } from '../../ports/clock';
-import { Database, type Migration } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import { Logger } from '../../ports/logger';
 import { Metrics } from '../../ports/metrics';
 import { ModelGateway, type ModelRequest } from '../../ports/model-gateway';
 import { ProviderService } from '../providers/provider-service';
-import { type AccountRecord, Repository } from '../storage/repository';
 import { WorkspaceConfigService } from '../workspaces/workspace-config-service';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import { ReplyBuilder, type ReplyStatus, type UIMessageChunk } from './reply-builder';
@@ -17,13 +15,8 @@ import { texts, toModelConversation } from './thread-history';
 import type { StreamThreadInput, UIMessage } from './thread-schemas';
 import { mergeMessages, ThreadService } from './thread-service';
 import { MAX_STREAM_BUFFER_BYTES, type StreamDebugView, ThreadStream, ThreadStreamRegistry } from './thread-stream-registry';
-import { type RemoteStream, ThreadStreamRelay } from './thread-stream-relay';
-
-const MARKERS = 'thread_stream_markers';
-
-export const threadStreamMigrations: Migration[] = [
-  { id: 'threads/002-create-stream-markers', steps: [{ createCollection: MARKERS, fields: { account_id: 'text' } }] },
-];
+import { ThreadStreamMarkers } from './thread-stream-markers';
+import { ThreadStreamRelay } from './thread-stream-relay';
 
 /**
  * How often the partial reply of a stream is written to its thread while it streams: what is
@@ -31,11 +24,8 @@ export const threadStreamMigrations: Migration[] = [
  */
 export const CHECKPOINT_INTERVAL_MS = 1000;
 
-/**
- * A reply being streamed, recorded in the store for as long as it streams (see `start` of the
- * lifecycle); what other instances find the reply by.
- */
-type StreamMarker = AccountRecord & RemoteStream;
+/** How often every instance looks for replies whose process died mid-stream, to mark them interrupted. */
+export const ORPHAN_SWEEP_MS = 5000;
 
 /** Why a stream stopped before the model finished: the reason its `AbortController` aborts with. */
 class StreamStop extends Error {
@@ -61,9 +51,10 @@ const INTERRUPTED = 'the server stopped while the reply was streaming; the parti
 @injectable()
 export class ThreadStreams implements Lifecycle {
   readonly name = 'thread-streams';
-  private readonly markers: Repository<StreamMarker>;
   /** The generation of each registered stream, settled once its reply is saved. */
   private readonly generations = new Map<ThreadStream, Promise<void>>();
+  private sweeper: Timer | undefined;
+  private sweeping = false;
 
   constructor(
     @inject(ThreadService) private readonly threads: ThreadService,
@@ -72,16 +63,14 @@ export class ThreadStreams implements Lifecycle {
     @inject(WorkspaceConfigService) private readonly configs: WorkspaceConfigService,
     @inject(ProviderService) private readonly providers: ProviderService,
     @inject(ModelGateway) private readonly gateway: ModelGateway,
-    @inject(Database) private readonly database: Database,
+    @inject(ThreadStreamMarkers) private readonly markers: ThreadStreamMarkers,
     @inject(IdGenerator) private readonly ids: IdGenerator,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
     @inject(Metrics) private readonly metrics: Metrics,
     @inject(RunloomConfig) private readonly config: RunloomConfig,
     @inject(ThreadStreamRelay) private readonly relay: ThreadStreamRelay,
-  ) {
-    this.markers = new Repository(database, MARKERS);
-  }
+  ) {}
 
   /**
    * Starts a reply on the thread and answers its stream. 400: no text, no model (request, then the
@@ -94,6 +83,9 @@ export class ThreadStreams implements Lifecycle {
     const user = userMessage(input.message, () => this.ids.newId());
     const active = this.registry.get(workspaceId, input.threadId);
     if (active) throw busy(active);
+    // Read beside the reads below: the thread may be streaming on another instance.
+    const elsewhere = this.markers.elsewhere(accountId, workspaceId, input.threadId);
+    elsewhere.catch(() => undefined);
     const model = input.model ?? (await this.configs.get(accountId, workspaceId)).models?.default;
     if (!model) {
       throw DomainError.invalid(
@@ -103,6 +95,8 @@ export class ThreadStreams implements Lifecycle {
     // Both read at once (the vendor call waits for them); the thread read now (404, or 409 for a
     // broken file) is appended to durably while the vendor is called. A provider error comes first.
     const [credentials, thread] = await settledInOrder(this.providers.getCredentials(accountId, model.provider), this.threads.get(accountId, workspaceId, input.threadId));
+    const remote = await elsewhere;
+    if (remote) throw busy({ id: remote.id, workspaceId, threadId: remote.thread_id, startedAt: remote.started_at });
     const stream = new ThreadStream(this.ids.newId(), accountId, workspaceId, input.threadId, this.ids.newId(), model, this.clock.now().toISOString());
     const racing = this.registry.claim(stream);
     if (racing) throw busy(racing);
@@ -123,7 +117,7 @@ export class ThreadStreams implements Lifecycle {
     await this.workspaces.require(accountId, workspaceId);
     const local = this.registry.get(workspaceId, threadId);
     if (local) return local;
-    const remote = await this.remoteStream(accountId, workspaceId, threadId);
+    const remote = await this.markers.elsewhere(accountId, workspaceId, threadId);
     return remote && this.relay.mirror(remote);
   }
 
@@ -140,7 +134,7 @@ export class ThreadStreams implements Lifecycle {
       return true;
     }
     // Generated by another instance: cancelled there, answered once saved there.
-    const remote = await this.remoteStream(accountId, workspaceId, threadId);
+    const remote = await this.markers.elsewhere(accountId, workspaceId, threadId);
     if (remote && (await this.relay.cancel(remote))) return true;
     await this.threads.get(accountId, workspaceId, threadId);
     return false;
@@ -153,34 +147,52 @@ export class ThreadStreams implements Lifecycle {
   }
 
   /**
-   * Marks the replies a previous process left streaming as interrupted (never left pending). One
-   * process per store: with several instances sharing PostgreSQL, a marker of a live instance's
-   * stream must be left alone (a liveness hold per instance, as the job queue has).
+   * Takes this process's liveness hold (named in its markers), then marks as interrupted the
+   * replies whose process died mid-stream (never left pending): at start, and every
+   * `ORPHAN_SWEEP_MS` on every instance, so a reply of a killed instance sharing the store is
+   * marked by the others. A live instance's replies are left alone.
    */
   async start(): Promise<void> {
     this.metrics.gauge('runloom_thread_replies_streaming', 'Thread replies being generated', () =>
       Promise.resolve([{ labels: {}, value: this.registry.all().length }]),
     );
-    const left = (await this.database.find(MARKERS)) as StreamMarker[];
-    for (const marker of left) {
-      try {
-        await this.threads.change(marker.account_id, marker.workspace_id, marker.thread_id, (thread) => ({
-          ...thread,
-          messages: thread.messages.map((message) => (message.id === marker.message_id ? interrupted(message) : message)),
-        }));
-      } catch (error) {
-        // The thread or its workspace is gone, or its file broken: nothing left to mark.
-        this.logger.warn({ thread: marker.thread_id, error: (error as Error).message }, 'an interrupted thread reply could not be marked');
-      }
-      await this.markers.delete(marker.account_id, marker.id);
-    }
+    await this.markers.open();
+    await this.interruptOrphans();
+    this.sweeper = this.clock.setInterval(() => void this.interruptOrphans(), ORPHAN_SWEEP_MS);
   }
 
   /** Ends every stream as interrupted and waits until each partial reply is saved. */
   async stop(): Promise<void> {
+    this.sweeper?.cancel();
     this.relay.stopMirroring();
     for (const stream of this.registry.all()) stream.abort.abort(new StreamStop('interrupted', INTERRUPTED));
     await Promise.all(this.generations.values());
+    await this.markers.close();
+  }
+
+  /** Marks each orphaned reply interrupted with its last checkpoint, then forgets its marker. */
+  private async interruptOrphans(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const marker of await this.markers.orphans()) {
+        try {
+          await this.threads.change(marker.account_id, marker.workspace_id, marker.thread_id, (thread) => ({
+            ...thread,
+            messages: thread.messages.map((message) => (message.id === marker.message_id ? interrupted(message) : message)),
+          }));
+        } catch (error) {
+          // The thread or its workspace is gone, or its file broken: nothing left to mark.
+          this.logger.warn({ thread: marker.thread_id, error: (error as Error).message }, 'an interrupted thread reply could not be marked');
+        }
+        // Another instance may have forgotten it first.
+        await this.markers.remove(marker.account_id, marker.id).catch(() => undefined);
+      }
+    } catch (error) {
+      this.logger.warn({ error: (error as Error).message }, 'looking for thread replies cut off by a dead process failed');
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /**
@@ -191,15 +203,7 @@ export class ThreadStreams implements Lifecycle {
   private async recordStart(stream: ThreadStream, user: UIMessage, builder: ReplyBuilder): Promise<boolean> {
     try {
       // The marker goes first: a crash after it finds a streaming message to mark, or none.
-      await this.markers.insert({
-        id: stream.id,
-        account_id: stream.accountId,
-        workspace_id: stream.workspaceId,
-        thread_id: stream.threadId,
-        message_id: stream.messageId,
-        started_at: stream.startedAt,
-        model: stream.model,
-      });
+      await this.markers.record(stream);
       await this.threads.change(stream.accountId, stream.workspaceId, stream.threadId, (current) => ({
         ...current,
         messages: mergeMessages(current.messages, [user, builder.message()]),
@@ -250,20 +254,10 @@ export class ThreadStreams implements Lifecycle {
     this.registry.release(stream);
     stream.end();
     await saved;
-    await this.markers.delete(stream.accountId, stream.id).catch((error: unknown) => {
+    await this.markers.remove(stream.accountId, stream.id).catch((error: unknown) => {
       this.logger.warn({ stream: stream.id, error: (error as Error).message }, 'a thread stream marker could not be removed');
     });
     this.generations.delete(stream);
-  }
-
-  /** The marker of the thread's reply when one is streaming on another instance (none is here). */
-  private async remoteStream(accountId: string, workspaceId: string, threadId: string): Promise<StreamMarker | undefined> {
-    const markers = await this.markers.find(accountId);
-    return markers.find((marker) => marker.workspace_id === workspaceId && marker.thread_id === threadId && !this.generatesHere(marker.id));
-  }
-
-  private generatesHere(streamId: string): boolean {
-    return [...this.generations.keys()].some((stream) => stream.id === streamId);
   }
 
   /**
@@ -321,7 +315,7 @@ function stopWith(stream: ThreadStream, stop: StreamStop): void {
   if (!stream.abort.signal.aborted) stream.abort.abort(stop);
 }
 
-function busy(stream: ThreadStream): DomainError {
+function busy(stream: Pick<ThreadStream, 'id' | 'workspaceId' | 'threadId' | 'startedAt'>): DomainError {
   return DomainError.conflict(
     `thread ${stream.threadId} is streaming a reply (stream ${stream.id}, started ${stream.startedAt}); rejoin it with GET /workspace/${stream.workspaceId}/threads/stream?threadId=${stream.threadId} or cancel it with DELETE /workspace/${stream.workspaceId}/threads/${stream.threadId}/stream`,
   );

@@ -9,7 +9,9 @@ import { threadRoutes } from './thread-routes';
 import { ThreadService } from './thread-service';
 import { threadIndexMigrations, ThreadStore } from './thread-store';
 import { ThreadStreamRegistry } from './thread-stream-registry';
-import { threadStreamMigrations, ThreadStreams } from './thread-streams';
+import { ThreadStreamRelay } from './thread-stream-relay';
+import { threadStreamMigrations, ThreadStreamMarkers } from './thread-stream-markers';
+import { ThreadStreams } from './thread-streams';
 
 /**
  * Threads: files under `.runloom/threads/` of each workspace with their metadata index, and the
@@ -21,6 +23,8 @@ export const threadsModule = new ContainerModule(({ bind }) => {
   bind(ThreadService).toSelf().inSingletonScope();
   bind(WorkspaceMetadataContributor).toService(ThreadService);
   bind(ThreadStreamRegistry).toSelf().inSingletonScope();
+  bind(ThreadStreamRelay).toSelf().inSingletonScope();
+  bind(ThreadStreamMarkers).toSelf().inSingletonScope();
   bind(ThreadStreams).toSelf().inSingletonScope();
   bind(Lifecycle).toService(ThreadStreams);
   bind(RouteTable)
