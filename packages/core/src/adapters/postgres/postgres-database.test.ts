@@ -236,6 +236,34 @@ describe('PostgresDatabase', function () {
       assert.equal(await database.count('items'), 21);
       assert.equal(await database.count('items', { status: 'queued' }), 0);
     });
+
+    it('refuses only the write whose id exists when a batch of inserts fails; none is half-applied', async () => {
+      await database.write([{ op: 'insert', collection: 'items', doc: { id: 'taken' } }]);
+      const outcome = (write: Promise<void>) => write.then(() => 'ok', (error: Error) => error.constructor.name);
+      const inserts = (prefix: string) =>
+        Array.from({ length: 10 }, (_, n) =>
+          outcome(
+            database.write([
+              { op: 'insert', collection: 'items', doc: { id: `${prefix}${n}` } },
+              { op: 'insert', collection: 'notes', doc: { id: `${prefix}${n}`, item_id: `${prefix}${n}` } },
+            ]),
+          ),
+        );
+      const outcomes = await Promise.all([
+        ...inserts('a'),
+        outcome(
+          database.write([
+            { op: 'insert', collection: 'notes', doc: { id: 'half', item_id: 'taken' } },
+            { op: 'insert', collection: 'items', doc: { id: 'taken' } },
+          ]),
+        ),
+        ...inserts('b'),
+      ]);
+      assert.deepEqual(outcomes, [...Array(10).fill('ok'), 'DuplicateIdError', ...Array(10).fill('ok')]);
+      assert.equal(await database.get('notes', 'half'), undefined);
+      assert.equal(await database.count('items'), 21);
+      assert.equal(await database.count('notes'), 20);
+    });
   });
 
   it('sees a holder dead the moment its session ends, and tells the holder its hold was lost', async () => {

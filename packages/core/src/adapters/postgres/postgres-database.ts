@@ -15,7 +15,7 @@ import {
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { SerialByKey } from '../../domain/workspaces/serial-by-key';
-import { batchSteps, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
+import { batchSteps, insertOnlyStatement, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
 
 export interface PostgresDatabaseOptions {
   /**
@@ -247,40 +247,14 @@ export class PostgresDatabase implements Database {
     }
   }
 
-  /** Commits `batch` in one transaction, or (when that fails) each of its writes in its own. Never rejects. */
+  /** Commits `batch` together, or (when that fails) each of its writes in a transaction of its own. Never rejects. */
   private async commitBatch(batch: PendingWrite[]): Promise<void> {
-    let pending = batch;
+    let alone = batch;
     if (batch.length > 1) {
-      const refused = new Map<PendingWrite, Error>();
-      try {
-        await this.transaction(async (client) => {
-          for (const step of batchSteps(batch)) {
-            const result = await client.query(step.sql, step.params);
-            if (result.rowCount === step.rows) continue;
-            if (!step.alone) throw new BatchCannotApply();
-            refused.set(step.alone, opError(step.alone.statements[0]!));
-          }
-        });
-        for (const write of batch) {
-          const error = refused.get(write);
-          if (error) write.reject(error);
-          else write.resolve();
-        }
-        return;
-      } catch (error) {
-        // The writes refused alone changed nothing and stay refused.
-        for (const [write, refusal] of refused) write.reject(refusal);
-        pending = batch.filter((write) => !refused.has(write));
-        // Without an answer from the server (a broken connection) the commit may have happened:
-        // running the writes again could apply them twice, so they fail as a lone write would.
-        if (!(error instanceof BatchCannotApply) && (error as { code?: unknown }).code === undefined) {
-          for (const write of pending) write.reject(error);
-          return;
-        }
-        // Rolled back by the server: every other write runs again in a transaction of its own.
-      }
+      const inserts = insertOnlyStatement(batch);
+      alone = inserts ? await this.commitInserts(batch, inserts) : await this.commitInTransaction(batch);
     }
-    for (const write of pending) {
+    for (const write of alone) {
       try {
         await this.writeAlone(write.statements);
         write.resolve();
@@ -288,6 +262,49 @@ export class PostgresDatabase implements Database {
         write.reject(error);
       }
     }
+  }
+
+  /** A batch that only inserts, as one statement; answers the writes to run alone (all, when it failed). */
+  private async commitInserts(batch: PendingWrite[], statement: { sql: string; params: Param[] }): Promise<PendingWrite[]> {
+    try {
+      await this.pool.query(statement.sql, statement.params);
+    } catch (error) {
+      if (answeredByServer(error)) return batch;
+      for (const write of batch) write.reject(error);
+      return [];
+    }
+    for (const write of batch) write.resolve();
+    return [];
+  }
+
+  /**
+   * A batch in one transaction. A write whose only operation changes no row is refused alone (it
+   * changed nothing); any other failure rolls the batch back. Answers the writes to run alone.
+   */
+  private async commitInTransaction(batch: PendingWrite[]): Promise<PendingWrite[]> {
+    const refused = new Map<PendingWrite, Error>();
+    let rest = batch;
+    try {
+      await this.transaction(async (client) => {
+        for (const step of batchSteps(batch)) {
+          const result = await client.query(step.sql, step.params);
+          if (result.rowCount === step.rows) continue;
+          if (!step.alone) throw new BatchCannotApply();
+          refused.set(step.alone, opError(step.alone.statements[0]!));
+        }
+      });
+      rest = [];
+      for (const write of batch) if (!refused.has(write)) write.resolve();
+    } catch (error) {
+      rest = batch.filter((write) => !refused.has(write));
+      if (!(error instanceof BatchCannotApply) && !answeredByServer(error)) {
+        for (const write of rest) write.reject(error);
+        rest = [];
+      }
+    }
+    // The writes refused alone changed nothing, whatever became of the rest.
+    for (const [write, refusal] of refused) write.reject(refusal);
+    return rest;
   }
 
   /** One write in a transaction of its own (a single statement is atomic without one). */
@@ -437,6 +454,15 @@ export class PostgresDatabase implements Database {
       }
     }
   }
+}
+
+/**
+ * Whether PostgreSQL answered `error` (it has a SQLSTATE): the statement or transaction then did
+ * not apply. Without an answer (a broken connection) a commit may have happened, and running the
+ * writes again could apply them twice: they fail instead, as a lone write would.
+ */
+function answeredByServer(error: unknown): boolean {
+  return (error as { code?: unknown }).code !== undefined;
 }
 
 /** A write of a batch changed fewer rows than it must, and undoing it needs the batch rolled back. */

@@ -60,6 +60,33 @@ export function batchSteps(batch: readonly PendingWrite[]): BatchStep[] {
   return [...[...inserts.values()].flatMap((rows) => multiRowInserts(rows)), ...steps];
 }
 
+/**
+ * One statement applying every write of a batch that only inserts (creates, mostly): the inserts
+ * of each collection as one multi-row `INSERT`, chained as data-modifying `WITH` clauses. A
+ * statement is atomic by itself, so it needs no transaction round trips; it has no `ON CONFLICT`,
+ * so an existing id fails it whole (and the batch's writes then run one by one to say whose).
+ * Undefined when the batch does anything else or would pass the parameter limit.
+ */
+export function insertOnlyStatement(batch: readonly PendingWrite[]): { sql: string; params: Param[] } | undefined {
+  const inserts = new Map<string, NonNullable<OpStatement['insert']>[]>();
+  let parameters = 0;
+  for (const write of batch) {
+    for (const { op, insert } of write.statements) {
+      if (!insert) return undefined;
+      parameters += insert.row.length;
+      const rows = inserts.get(op.collection) ?? [];
+      rows.push(insert);
+      inserts.set(op.collection, rows);
+    }
+  }
+  if (parameters > MAX_STATEMENT_PARAMETERS) return undefined;
+  const params: Param[] = [];
+  const clauses = [...inserts.values()].map((rows) => `INSERT INTO ${rows[0]!.table} (${rows[0]!.columns}) VALUES ${valuesSql(rows, params)}`);
+  const last = clauses.pop()!;
+  const sql = clauses.length === 0 ? last : `WITH ${clauses.map((clause, index) => `"w${index}" AS (${clause})`).join(', ')} ${last}`;
+  return { sql, params };
+}
+
 /** `INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING`, split where it would pass the parameter limit. */
 function multiRowInserts(rows: NonNullable<OpStatement['insert']>[]): BatchStep[] {
   const { table, columns } = rows[0]!;
@@ -69,10 +96,13 @@ function multiRowInserts(rows: NonNullable<OpStatement['insert']>[]): BatchStep[
   for (let start = 0; start < rows.length; start += rowsPerStatement) {
     const chunk = rows.slice(start, start + rowsPerStatement);
     const params: Param[] = [];
-    const values = chunk.map(({ row }) => `(${row.map((value) => placeholder(params, value)).join(', ')})`);
-    steps.push({ sql: `INSERT INTO ${table} (${columns}) VALUES ${values.join(', ')} ON CONFLICT ("id") DO NOTHING`, params, rows: chunk.length });
+    steps.push({ sql: `INSERT INTO ${table} (${columns}) VALUES ${valuesSql(chunk, params)} ON CONFLICT ("id") DO NOTHING`, params, rows: chunk.length });
   }
   return steps;
+}
+
+function valuesSql(rows: NonNullable<OpStatement['insert']>[], params: Param[]): string {
+  return rows.map(({ row }) => `(${row.map((value) => placeholder(params, value)).join(', ')})`).join(', ');
 }
 
 export function placeholder(params: Param[], value: Param): string {
