@@ -88,8 +88,8 @@ export class S3BlobStore implements BlobStore {
     const objectKey = this.objectKey(key);
     const { sdk, client } = await this.connect();
     try {
-      const answer = await this.send('GetObject', key, () => client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: objectKey, Range: range ? `bytes=${range.start}-${range.end}` : undefined })),
-      );
+      const request = { Bucket: this.bucket, Key: objectKey, Range: range ? `bytes=${range.start}-${range.end}` : undefined };
+      const answer = await this.send('GetObject', key, () => client.send(new sdk.GetObjectCommand(request)));
       if (!answer.Body) throw new S3RequestError('GetObject', key, 'NoBody');
       return answer.Body.transformToWebStream() as ReadableStream<Uint8Array>;
     } catch (error) {
@@ -135,12 +135,12 @@ export class S3BlobStore implements BlobStore {
       await upload.done();
     } catch (error) {
       // The source's own failure wins over what the aborted upload reported.
-      throw source.failure ?? toS3RequestError('UploadPart', 'a new blob', error);
+      throw source.failure ?? toS3RequestError('MultipartUpload', tempKey, error);
     }
     const key = newBlobKey(source.sha256());
+    const copySource = `${this.bucket}/${tempKey.split('/').map(encodeURIComponent).join('/')}`;
     try {
-      await this.send('CopyObject', key, () => client.send(new sdk.CopyObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, CopySource: `${this.bucket}/${tempKey.split('/').map(encodeURIComponent).join('/')}` })),
-      );
+      await this.send('CopyObject', key, () => client.send(new sdk.CopyObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, CopySource: copySource })));
     } finally {
       // A temporary object this fails to delete is swept at a later start (or by a lifecycle rule).
       await this.send('DeleteObject', tempKey, () => client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: tempKey }))).catch((error: unknown) =>
@@ -153,11 +153,12 @@ export class S3BlobStore implements BlobStore {
   /** Deletes `<prefix>tmp/` objects over an hour old: uploads that a crash cut off between upload and copy. */
   private async sweepStaleTemporaries(sdk: S3Sdk, client: S3Client): Promise<void> {
     const cutoff = Date.now() - STALE_TEMP_MS;
+    const tempPrefix = `${this.prefix}tmp/`;
     try {
       let token: string | undefined;
       do {
-        const page = await this.send('ListObjectsV2', `${this.prefix}tmp/`, () => client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}tmp/`, ContinuationToken: token })),
-        );
+        const request = { Bucket: this.bucket, Prefix: tempPrefix, ContinuationToken: token };
+        const page = await this.send('ListObjectsV2', tempPrefix, () => client.send(new sdk.ListObjectsV2Command(request)));
         for (const object of page.Contents ?? []) {
           if (object.Key && object.LastModified && object.LastModified.getTime() < cutoff) {
             await this.send('DeleteObject', object.Key, () => client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: object.Key })));
