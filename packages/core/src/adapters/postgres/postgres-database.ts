@@ -94,9 +94,9 @@ export class PostgresDatabase implements Database {
   private readonly holds = new Map<pg.Client, () => Promise<void>>();
   /** Writes waiting for a batch, oldest first. */
   private queued: PendingWrite[] = [];
+  private batchesInFlight = 0;
   /** This process's callers of `withLock`, queued per key. */
   private readonly lockQueues = new SerialByKey();
-  private batchesInFlight = 0;
 
   constructor(
     private readonly pool: pg.Pool,
