@@ -34,7 +34,8 @@ export function serveBackendRequests(connection: Connection, backend: Promise<Ru
   void backend.then((started) => {
     for (const { workspaceId } of started.workspaces) {
       subscriptions.push(
-        started.subscribe(workspaceId, ({ id, event }) => void connection.sendNotification(WorkspaceEventNotification.type, { workspaceId, id, event })),
+        // A notification the closing connection cannot take is nobody's loss.
+        started.subscribe(workspaceId, ({ id, event }) => void connection.sendNotification(WorkspaceEventNotification.type, { workspaceId, id, event }).catch(() => undefined)),
       );
     }
   }, () => undefined);
@@ -42,7 +43,7 @@ export function serveBackendRequests(connection: Connection, backend: Promise<Ru
   connection.onRequest(ListWorkspaces.type, async () => (await backend).workspaces);
   connection.onRequest(ListProviders.type, async () => (await backend).providers());
   connection.onRequest(SetProviderCredentials.type, async ({ provider, credentials }) => (await backend).setProviderCredentials(provider, credentials));
-  connection.onNotification(SetShellCommands.type, async ({ enabled }) => (await backend).setShellCommands(enabled));
+  connection.onNotification(SetShellCommands.type, ({ enabled }) => void backend.then((started) => started.setShellCommands(enabled), () => undefined));
 
   connection.onRequest(ListThreads.type, async ({ workspaceId }) => (await backend).listThreads(workspaceId));
   connection.onRequest(CreateThread.type, async ({ workspaceId, title }) => (await backend).createThread(workspaceId, title));
@@ -50,7 +51,7 @@ export function serveBackendRequests(connection: Connection, backend: Promise<Ru
   connection.onRequest(GetThreadMessages.type, async ({ workspaceId, threadId }) => (await backend).threadMessages(workspaceId, threadId));
   connection.onRequest(SendMessage.type, async ({ workspaceId, threadId, text, model }) => {
     const { streamId, userMessageId, reply } = await (await backend).sendMessage(workspaceId, threadId, text, model);
-    void forwardReply(connection, { workspaceId, threadId, streamId }, reply);
+    void forwardReply(connection, { workspaceId, threadId, streamId }, reply).catch(() => undefined);
     return { streamId, userMessageId };
   });
   connection.onRequest(StopReply.type, async ({ workspaceId, threadId }) => ({ stopped: await (await backend).stopReply(workspaceId, threadId) }));
@@ -58,7 +59,7 @@ export function serveBackendRequests(connection: Connection, backend: Promise<Ru
   connection.onRequest(ListCommands.type, async ({ workspaceId }) => (await backend).listCommands(workspaceId));
   connection.onRequest(ExecuteCommand.type, async ({ workspaceId, trigger, args }) => {
     const { runId, updates } = await (await backend).executeCommand(workspaceId, trigger, args);
-    void forwardOutput(connection, { workspaceId, trigger, runId }, updates);
+    void forwardOutput(connection, { workspaceId, trigger, runId }, updates).catch(() => undefined);
     return { runId };
   });
   connection.onRequest(CancelExecution.type, async ({ workspaceId, trigger, runId }) => ({ status: await (await backend).cancelExecution(workspaceId, trigger, runId) }));

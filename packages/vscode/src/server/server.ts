@@ -63,11 +63,16 @@ connection.onShutdown(async () => {
   await started?.close();
 });
 
-// Files saved, renamed or deleted in the editor, or changed by git: the folder's workspace events.
-connection.onDidChangeWatchedFiles(async ({ changes }) => {
+// Files saved, renamed or deleted in the editor, or changed by git: the folder's workspace events,
+// one batch after the other so they are published in the order they happened.
+let fileChanges: Promise<void> = Promise.resolve();
+connection.onDidChangeWatchedFiles(({ changes }) => {
   const kinds: Record<number, FolderFileChange['kind']> = { [FileChangeType.Created]: 'created', [FileChangeType.Changed]: 'changed', [FileChangeType.Deleted]: 'deleted' };
   const folderChanges = changes.filter((change) => change.uri.startsWith('file:')).map((change) => ({ path: fileUriPath(change.uri), kind: kinds[change.type]! }));
-  if (folderChanges.length > 0) await (await backend).filesChanged(folderChanges);
+  if (folderChanges.length === 0) return;
+  fileChanges = fileChanges
+    .then(async () => (await backend).filesChanged(folderChanges))
+    .catch((error: unknown) => connection.console.error(`folder changes not published: ${error instanceof Error ? error.message : String(error)}`));
 });
 
 function fileUriPath(uri: string): string {
