@@ -264,7 +264,7 @@ describe('several instances on one PostgreSQL database', function () {
     }
   });
 
-  it('kill -9 of A: B finishes its slow runs, their callbacks and a waiting process run and fails its shell command within 10 s, and nothing runs twice', async () => {
+  it('kill -9 of A: B finishes its slow runs, their callbacks and a process run (a prompt task, a wait) and fails its shell command within 10 s, and nothing runs twice', async () => {
     const sink = await CallbackSink.start();
     let orphanGroup: number | undefined;
     try {
@@ -273,18 +273,33 @@ describe('several instances on one PostgreSQL database', function () {
       sink.answer = (n) => (n === 1 ? 'hang' : 200);
       const delivering = await submitRun(a, sink.url);
       await sink.waitFor(1);
-      // Three runs A is executing when it dies: the vendor never answers their calls.
+      // Three runs and a process prompt task A is executing when it dies: the vendor never answers their calls.
       fake.reset();
-      fake.reply({ type: 'hang' }, { type: 'hang' }, { type: 'hang' });
+      fake.reply({ type: 'hang' }, { type: 'hang' }, { type: 'hang' }, { type: 'hang' });
       const slow = [await submitRun(a, sink.url), await submitRun(a, sink.url), await submitRun(a, sink.url)];
       await fake.waitForRequests(3);
-      // A process run waiting on a timer that A set.
+      // A process run with that prompt task and a wait on a timer A set.
       const workspaceId = await createWorkspace(a.url, `Bearer ${await a.token()}`, 'processes');
-      const spec = { name: 'waits', phases: [{ id: 'p1', name: 'wait', tasks: [{ id: 'pause', name: 'pause', type: 'wait', input: { seconds: 2 } }] }] };
-      const created = await expectStatus(a.call('POST', `/workspace/${workspaceId}/processes/release/runs`, { spec, inputs: {}, metadata: {}, instructions: '' }), [201]);
+      const spec = {
+        name: 'waits',
+        phases: [
+          {
+            id: 'p1',
+            name: 'ask and wait',
+            tasks: [
+              { id: 'ask', name: 'ask', type: 'prompt', input: { prompt: 'Say hello' } },
+              { id: 'pause', name: 'pause', type: 'wait', input: { seconds: 2 } },
+            ],
+          },
+        ],
+      };
+      const model = { provider: fake.provider, model: fake.model };
+      const created = await expectStatus(a.call('POST', `/workspace/${workspaceId}/processes/release/runs`, { spec, inputs: {}, metadata: {}, instructions: '', model }), [201]);
       const processRunId = created.data.id as string;
       await expectStatus(a.call('POST', `/workspace/${workspaceId}/processes/runs/${processRunId}/start`), [200]);
       const processRun = async (instance: Instance) => (await expectStatus(instance.call('GET', `/workspace/${workspaceId}/processes/runs/${processRunId}`), [200])).data as Json;
+      const task = (run: Json, id: string) => (run.phases[0].tasks as Json[]).find((entry) => entry.id === id)!;
+      await fake.waitForRequests(4);
       assert.equal((await processRun(a)).status, 'running');
       // A shell command A is executing: it prints its process group, then sleeps.
       await expectStatus(a.call('POST', `/workspace/${workspaceId}/commands`, { trigger: 'long', type: 'shell', argv: ['sh', '-c', 'echo $$; exec sleep 300'] }), [201]);
@@ -308,14 +323,15 @@ describe('several instances on one PostgreSQL database', function () {
       assert.equal((await execution(b)).error.code, 'interrupted');
       await waitUntil(async () => (await pendingJobs()) === 0, 'the queue to be empty', FAILOVER_MS);
 
-      // Each slow run's call was made again once (by B) and answered once.
-      assert.equal(fake.requests.length, 2 * slow.length);
-      assert.equal(fake.requests.filter((request) => request.completed).length, slow.length);
+      // Each interrupted call (three runs, one task) was made again once, by B, and answered once.
+      assert.equal(fake.requests.length, 2 * (slow.length + 1));
+      assert.equal(fake.requests.filter((request) => request.completed).length, slow.length + 1);
       // The callback A was sending is sent again once by B; every other callback once.
       const deliveries = sink.received.map((callback) => (JSON.parse(callback.body) as Json).data.id as string);
       assert.deepEqual([...deliveries].sort(), [delivering, delivering, ...slow].sort());
-      const pause = (await processRun(b)).phases[0].tasks[0] as Json;
-      assert.deepEqual([pause.status, pause.attempts], ['succeeded', 1]);
+      const finished = await processRun(b);
+      assert.deepEqual([task(finished, 'pause').status, task(finished, 'pause').attempts], ['succeeded', 1]);
+      assert.deepEqual([task(finished, 'ask').status, task(finished, 'ask').output], ['succeeded', 'Hello from openai']);
     } finally {
       await sink.close();
       // The command's sleep outlived A in its own process group.
