@@ -97,6 +97,15 @@ describe('decodeChatCompletionStream', () => {
     assert.match(String((broken[0] as { error: Error }).error.message), /not JSON/);
   });
 
+  it('ends with an error, never a quiet finish, when the stream stops before a finish reason (a cut connection, or an answer that is not a stream)', async () => {
+    for (const arrivals of [[chunk({ content: 'half a rep' })], ['{"ok":true}']]) {
+      const events = await decode(arrivals);
+      const last = events.at(-1) as { type: string; error: Error };
+      assert.equal(last.type, 'error');
+      assert.match(last.error.message, /ended before the reply finished/);
+    }
+  });
+
   it('reports a tool call whose arguments are not JSON as an error', async () => {
     const events = await decode([chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '{"a":' } }] }, 'tool_calls')]);
     assert.equal(events[0]!.type, 'error');

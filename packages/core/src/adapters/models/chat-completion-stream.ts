@@ -113,7 +113,7 @@ const FINISH_REASONS: Readonly<Record<string, ModelFinishReason>> = {
  * before the finish.
  */
 export async function* decodeChatCompletionStream(body: ReadableStream<Uint8Array>): AsyncGenerator<VendorStreamEvent> {
-  let finishReason: ModelFinishReason = 'other';
+  let finishReason: ModelFinishReason | undefined;
   let usage: ModelUsage = { input_tokens: 0, output_tokens: 0 };
   const toolCalls: { id: string; name: string; arguments: string }[] = [];
   for await (const data of sseDataByRead(body)) {
@@ -162,6 +162,11 @@ export async function* decodeChatCompletionStream(body: ReadableStream<Uint8Arra
     }
     const run = deltas.flush();
     if (run) yield run;
+  }
+  if (finishReason === undefined) {
+    // A connection closed early, or an answer that is no stream at all: never a quiet finish.
+    yield { type: 'error', error: new Error('the stream ended before the reply finished') };
+    return;
   }
   for (const call of toolCalls) if (call) yield toolCall(call.id, call.name, call.arguments);
   yield { type: 'finish', finishReason, usage };
