@@ -3,10 +3,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ORPHAN_SWEEP_MS } from '../packages/core/src/domain/threads/thread-streams';
+import type { CreateRunloomOptions } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from '../packages/core/test-support/postgres-test-store';
 import { startTestServer, type TestServer } from './support/server';
 import { assemble, frameIds, gate, readAll, readChunks, readUntil, textOf } from './support/threads';
+import { startCrashChild } from './support/crash-child';
 import { waitUntil } from './support/wait';
 
 /**
@@ -16,6 +19,7 @@ import { waitUntil } from './support/wait';
  */
 
 const ACCOUNT = 'acct-cross';
+const CHILD = path.join(__dirname, 'fixtures', 'thread-stream-child.ts');
 const TEXT = ['Streams ', 'cross ', 'from ', 'one ', 'instance ', 'to ', 'another.'];
 
 describe('live streams across instances on one PostgreSQL database', function () {
@@ -28,6 +32,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
   let token: string;
   let workspaceId: string;
   let model: { provider: string; model: string };
+  let shared: CreateRunloomOptions & { databaseUrl: string; workspacesDir: string; secretKey: string };
 
   const call = (server: TestServer, route: string, init: RequestInit = {}): Promise<Response> => {
     const headers = new Headers(init.headers);
@@ -60,7 +65,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-cross-'));
     vendor = await startFakeVendor('openai');
     model = { provider: 'openai', model: vendor.model };
-    const shared = {
+    shared = {
       databaseUrl: `${TEST_DATABASE_URL}?schema=${schema.schema}`,
       workspacesDir: path.join(root, 'workspaces'),
       secretKey: randomBytes(32).toString('base64'),
@@ -183,6 +188,49 @@ describe('live streams across instances on one PostgreSQL database', function ()
     assert.match(view.output, /^started\npid \d+\n$/, 'the output the running instance had, kept');
     assert.throws(() => process.kill(pid, 0), /ESRCH/, 'the process is gone once the cancel is answered');
     await readAll(reader);
+  });
+
+  it('refuses on B a second reply on a thread streaming on A (409 naming the stream), and a starting instance leaves A’s reply alone', async () => {
+    await saveThread('busy');
+    const held = gate();
+    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
+    const started = await startReply('busy');
+    const reader = started.body!.getReader();
+    let text = await readUntil(reader, '"text-delta"');
+    await recorded('busy');
+    const second = await call(b, `/workspace/${workspaceId}/threads/stream`, { method: 'POST', body: JSON.stringify({ threadId: 'busy', message: 'Again', model }) });
+    assert.equal(second.status, 409);
+    assert.match(((await second.json()) as { error: string }).error, /is streaming a reply \(stream [0-9a-f-]{36}/);
+    // A third instance starting now finds A's reply live: it neither marks it interrupted nor hides it from B.
+    const third = await startTestServer(shared);
+    try {
+      assert.equal((await savedReply(b, 'busy')).metadata.status, 'streaming');
+      const rejoined = await rejoin(b, 'busy');
+      assert.equal(rejoined.status, 200);
+      held.open();
+      text += await readAll(reader);
+      assert.equal(await rejoined.text(), text);
+    } finally {
+      await third.close();
+    }
+    assert.equal((await savedReply(b, 'busy')).metadata.status, 'complete');
+  });
+
+  it('marks interrupted, on the instances left, a reply whose instance was killed mid-stream (kill -9)', async () => {
+    await saveThread('orphaned');
+    const held = gate();
+    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
+    const childDataDir = fs.mkdtempSync(path.join(root, 'child-'));
+    const child = await startCrashChild(CHILD, [childDataDir, ACCOUNT, workspaceId, 'orphaned', vendor.model, shared.workspacesDir, shared.secretKey], shared.databaseUrl);
+    assert.equal(child.line, 'checkpointed');
+    assert.equal((await savedReply(b, 'orphaned')).metadata.status, 'streaming');
+    await child.kill();
+    // Found by the next sweep of either instance (every ORPHAN_SWEEP_MS), well within DESIGN's 10 s of failover.
+    await waitUntil(async () => (await savedReply(b, 'orphaned')).metadata.status === 'interrupted', 'the reply to be marked interrupted', 2 * ORPHAN_SWEEP_MS);
+    const saved = await savedReply(a, 'orphaned');
+    assert.ok(textOf(saved).length > 0, 'the checkpointed text is kept');
+    assert.equal((await rejoin(b, 'orphaned')).status, 204);
+    held.open();
   });
 
   it('answers 204 on B for a thread with no reply streaming anywhere, and DELETE says nothing was streaming', async () => {
