@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import pino from 'pino';
 import { PinoLogger, SECRET_KEY_FILE, StoreLockedError } from '@runloom/core/node';
 import { ContainerModule, createRunloom, Logger, SecretKeyMismatchError, type CreateRunloomOptions, type Runloom } from '@runloom/core';
 import {
@@ -76,8 +75,8 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
     return 0;
   }
   const signals = shutdownSignals();
-  const destination = pino.destination({ dest: 1, sync: false });
-  const logger = new PinoLogger(destination);
+  // JSON lines on stdout; through the core's pino, so the CLI bundles no second copy.
+  const logger = new PinoLogger();
   const runloom = await open({ ...options.runloom, modules: [hostModule(logger)] }, 'serve');
   let server: Awaited<ReturnType<typeof listen>>;
   try {
@@ -93,7 +92,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   await server.stop();
   await runloom.close();
   logger.info({}, 'stopped');
-  destination.flushSync();
+  logger.flushSync();
   return 0;
 }
 

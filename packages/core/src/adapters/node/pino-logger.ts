@@ -4,9 +4,12 @@ import type { Logger } from '../../ports/logger';
 /** JSON lines on stdout (or the given destination) through pino. */
 export class PinoLogger implements Logger {
   private readonly logger: pino.Logger;
+  private readonly destination: pino.DestinationStream;
 
+  /** Without `destination`: stdout, written asynchronously (`flushSync` before the process exits). */
   constructor(destination?: pino.DestinationStream, level: string = process.env.RUNLOOM_LOG_LEVEL ?? 'info') {
-    this.logger = pino({ level, base: undefined }, destination ?? pino.destination({ dest: 1, sync: false }));
+    this.destination = destination ?? pino.destination({ dest: 1, sync: false });
+    this.logger = pino({ level, base: undefined }, this.destination);
   }
 
   info(fields: Record<string, unknown>, message: string): void {
@@ -20,6 +23,10 @@ export class PinoLogger implements Logger {
   }
   flush(): void {
     this.logger.flush();
+  }
+  /** Writes out what is buffered before returning (a destination that buffers, like stdout's). */
+  flushSync(): void {
+    (this.destination as { flushSync?: () => void }).flushSync?.();
   }
 }
 
