@@ -40,8 +40,8 @@ const MAX_SYNCS_IN_FLIGHT = 2;
  * segments a snapshot covers.
  */
 export class OperationLog {
-  /** Called after a segment is closed, with the last sequence number it holds. */
-  onSegmentClosed: (lastSeq: number) => void = () => {};
+  /** Called after a segment is closed, with the last sequence number and the bytes it holds. */
+  onSegmentClosed: (lastSeq: number, bytes: number) => void = () => {};
 
   /** Appended, not yet written. */
   private queue: Pending[] = [];
@@ -270,8 +270,9 @@ export class OperationLog {
         this.fd = openSync(segment.path, 'a');
         await syncDirectory(this.dir);
         this.segments.push(segment);
+        const closedBytes = this.activeBytes;
         this.activeBytes = 0;
-        this.onSegmentClosed(closedLastSeq);
+        this.onSegmentClosed(closedLastSeq, closedBytes);
       }
     } catch (error) {
       this.rolling = false;

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { fsyncDirectory } from './log-format';
@@ -62,6 +62,12 @@ export function readSnapshot(dir: string): Snapshot | undefined {
   const image = data.subarray(HEADER_BYTES);
   if (crc32(image) !== data.readUInt32LE(24)) throw damaged('checksum mismatch');
   return { seq, image };
+}
+
+/** Size of the snapshot's database image, from the file's size without reading it; 0 when there is none. */
+export function snapshotImageBytes(dir: string): number {
+  const file = path.join(dir, SNAPSHOT_FILE);
+  return existsSync(file) ? Math.max(0, statSync(file).size - HEADER_BYTES) : 0;
 }
 
 export function removeSnapshotTemp(dir: string): void {

@@ -22,7 +22,8 @@ export interface SnapshotWorkerData {
 
 /** Snapshot every record up to `untilSeq`: durable, so whole in its segment on disk. */
 export type SnapshotWorkerRequest = { type: 'snapshot'; untilSeq: number };
-export type SnapshotWorkerReply = { type: 'snapshotted'; seq: number };
+/** `bytes`: the size of the snapshot's database image. */
+export type SnapshotWorkerReply = { type: 'snapshotted'; seq: number; bytes: number };
 
 class Replica {
   private constructor(
@@ -30,13 +31,14 @@ class Replica {
     private readonly engine: SqlEngine,
     private appliedSeq: number,
     private snapshotSeq: number,
+    private snapshotBytes: number,
   ) {}
 
   static async load({ dir, wasmPath }: SnapshotWorkerData): Promise<Replica> {
     const snapshot = readSnapshot(dir);
     const engine = await SqlEngine.open(wasmPath, snapshot?.image);
     engine.run(CREATE_MIGRATIONS_TABLE);
-    return new Replica(dir, engine, snapshot?.seq ?? 0, snapshot?.seq ?? 0);
+    return new Replica(dir, engine, snapshot?.seq ?? 0, snapshot?.seq ?? 0, snapshot?.image.length ?? 0);
   }
 
   /** Applies the records after the replica's, up to `untilSeq`, from the segments holding them. */
@@ -57,13 +59,15 @@ class Replica {
     if (this.appliedSeq < untilSeq) throw new Error(`snapshot worker found records up to ${this.appliedSeq} in ${this.dir}, not up to ${untilSeq}`);
   }
 
-  snapshot(untilSeq: number): number {
+  snapshot(untilSeq: number): SnapshotWorkerReply {
     this.catchUp(untilSeq);
     if (this.appliedSeq !== this.snapshotSeq) {
-      writeSnapshot(this.dir, { seq: this.appliedSeq, image: this.engine.export() });
+      const image = this.engine.export();
+      writeSnapshot(this.dir, { seq: this.appliedSeq, image });
       this.snapshotSeq = this.appliedSeq;
+      this.snapshotBytes = image.length;
     }
-    return this.snapshotSeq;
+    return { type: 'snapshotted', seq: this.snapshotSeq, bytes: this.snapshotBytes };
   }
 }
 
@@ -92,7 +96,7 @@ async function serve(): Promise<void> {
   port.on('message', (request: SnapshotWorkerRequest) => handle(request));
   const replica = await Replica.load(workerData as SnapshotWorkerData);
   handle = (request) => {
-    port.postMessage({ type: 'snapshotted', seq: replica.snapshot(request.untilSeq) } satisfies SnapshotWorkerReply);
+    port.postMessage(replica.snapshot(request.untilSeq));
   };
   for (const request of waiting.splice(0)) handle(request);
 }

@@ -4,17 +4,32 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../ports/logger';
 import type { OperationLog } from './operation-log';
+import { snapshotImageBytes } from './snapshot-file';
 import type { SnapshotWorkerData, SnapshotWorkerReply, SnapshotWorkerRequest } from './snapshot-worker';
 
 /**
- * Main-thread side of snapshots. When a log segment closes (or on request) the snapshot worker
- * brings its replica up to the last durable record, read from the segments on disk, and writes a
- * snapshot; the segments the snapshot covers are then deleted. The worker starts with the first
- * snapshot, so a store whose log never fills a segment never pays for a replica.
+ * Log closed since the last snapshot past which the next one is taken whatever the store's size:
+ * bounds the log an open replays.
+ */
+const MAX_LOG_BYTES_BETWEEN_SNAPSHOTS = 128 * 1024 * 1024;
+
+/**
+ * Main-thread side of snapshots. When log segments closed since the last snapshot hold as many
+ * bytes as that snapshot (at least one segment, at most MAX_LOG_BYTES_BETWEEN_SNAPSHOTS), or on
+ * request, the snapshot worker brings its replica up to the last durable record, read from the
+ * segments on disk, and writes a snapshot; the segments the snapshot covers are then deleted.
+ * Waiting for as much log as the snapshot holds keeps the bytes snapshots write at most about
+ * those the log writes, however large the store grows (a snapshot per segment rewrote the whole
+ * store every 16 MB). The worker starts with the first snapshot, so a store whose log never fills
+ * a segment never pays for a replica.
  */
 export class Snapshotter {
   private worker: Worker | undefined;
-  private reply: { resolve(seq: number): void; reject(error: Error): void } | undefined;
+  private reply: { resolve(reply: SnapshotWorkerReply): void; reject(error: Error): void } | undefined;
+  /** Bytes of the segments closed since the last snapshot started. */
+  private logBytesSinceSnapshot = 0;
+  /** Size of the last snapshot's database image. */
+  private snapshotBytes: number;
   private running: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   private stopping = false;
@@ -25,7 +40,10 @@ export class Snapshotter {
     /** Sequence number of the last record in the snapshot on disk (0: none). */
     private snapshotSeq: number,
   ) {
-    log.onSegmentClosed = () => {
+    this.snapshotBytes = snapshotImageBytes(options.dir);
+    log.onSegmentClosed = (_lastSeq, bytes) => {
+      this.logBytesSinceSnapshot += bytes;
+      if (this.logBytesSinceSnapshot < Math.min(this.snapshotBytes, MAX_LOG_BYTES_BETWEEN_SNAPSHOTS)) return;
       this.snapshot().catch((error: unknown) => {
         options.logger.error({ error: String(error) }, 'snapshot failed; the operation log keeps every record meanwhile');
       });
@@ -72,12 +90,15 @@ export class Snapshotter {
     const worker = this.startedWorker();
     // Held while a snapshot is in flight, so the process does not exit halfway through one.
     worker.ref();
-    const seq = await new Promise<number>((resolve, reject) => {
+    // Segments closing from now on count towards the next snapshot.
+    this.logBytesSinceSnapshot = 0;
+    const { seq, bytes } = await new Promise<SnapshotWorkerReply>((resolve, reject) => {
       this.reply = { resolve, reject };
       const request: SnapshotWorkerRequest = { type: 'snapshot', untilSeq: this.log.durableSeq };
       worker.postMessage(request);
     }).finally(() => worker.unref());
     this.snapshotSeq = seq;
+    this.snapshotBytes = bytes;
     await this.log.removeSegmentsCoveredBy(seq);
   }
 
@@ -87,7 +108,7 @@ export class Snapshotter {
     // A host that forgets close() should still be able to exit.
     worker.unref();
     worker.on('message', (message: SnapshotWorkerReply) => {
-      this.reply?.resolve(message.seq);
+      this.reply?.resolve(message);
       this.reply = undefined;
     });
     worker.on('error', (error) => this.workerGone(worker, error));

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { type Doc, DuplicateIdError, type Migration } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { decodeSegment, encodeFrame, listSegments, segmentPath } from './log-format';
+import { readSnapshot, snapshotImageBytes } from './snapshot-file';
 import { openSqlJsDatabase, type SqlJsDatabase, type SqlJsDatabaseOptions } from './sqljs-database';
 
 const NOTES = 'notes';
@@ -174,6 +175,35 @@ describe('SqlJsDatabase durability', function () {
     const reopened = await openStore();
     assert.deepEqual(await noteNumbers(reopened), range(1000));
     assert.equal((await reopened.get(NOTES, 'note-0'))?.changed, true);
+  });
+
+  it('takes the next snapshot once the log closed since the last one holds as many bytes as it', async () => {
+    const segmentBytes = 16 * 1024;
+    // No snapshot at close: what is on disk afterwards is what the store took while writing.
+    const options = { segmentBytes, closeSnapshotMaxBytes: 0 };
+    const snapshotSeq = (): number => readSnapshot(dir)!.seq;
+    let database = await openStore(options);
+    let n = 0;
+    const writeLog = async (bytes: number): Promise<void> => {
+      for (let written = 0; written < bytes; written += 1000, n += 1) {
+        await database.write([{ op: 'insert', collection: NOTES, doc: { id: `note-${n}`, n, body: 'x'.repeat(900) } }]);
+      }
+    };
+    await writeLog(20 * segmentBytes);
+    await database.snapshot();
+    const first = snapshotSeq();
+    const imageBytes = snapshotImageBytes(dir);
+    assert.ok(imageBytes > 8 * segmentBytes, `a ${imageBytes}-byte image is several segments`);
+    await writeLog(imageBytes / 2);
+    await closeStore(database);
+    assert.equal(snapshotSeq(), first, 'half a snapshot of log closed: no snapshot yet');
+    assert.ok(segments(dir).length > 3);
+    database = await openStore(options);
+    assert.deepEqual(await noteNumbers(database), range(n));
+    await writeLog(imageBytes);
+    await closeStore(database);
+    assert.ok(snapshotSeq() > first, 'a snapshot of log closed: the next snapshot');
+    assert.deepEqual(await noteNumbers(await openStore()), range(n));
   });
 
   it('recovers from a crash between writing a snapshot and deleting the segments it covers', async () => {
