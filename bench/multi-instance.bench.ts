@@ -6,7 +6,7 @@ import pg from 'pg';
 import { type BenchResult, benchResult } from './bench-result';
 import { bootstrapFlag, type ChildServer, median, startChildServer } from './child-server';
 import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
-import { CLIENT, completedRunsPerSecond, connect } from './runs.bench';
+import { CLIENT, connect } from './runs.bench';
 
 /**
  * Runs on one instance and on two sharing one PostgreSQL database (a fresh database each, one blob
@@ -18,7 +18,8 @@ import { CLIENT, completedRunsPerSecond, connect } from './runs.bench';
  * on CPU per run, what coordinating through the database costs (≤ 1.2× one instance). The
  * database transactions per run are printed beside it (pg_stat_database).
  * Durable creates/s on PostgreSQL beside the embedded store are bench/writes.bench.ts's figures.
- * `BENCH_MULTI_RUNS` (default 3000) per round, `BENCH_MULTI_ROUNDS` (default 3).
+ * `BENCH_MULTI_RUNS` (default 3000) per round, `BENCH_MULTI_ROUNDS` (default 3); `BENCH_PROFILE_DIR`
+ * profiles the servers (`node --cpu-prof`, a folder per configuration).
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -27,6 +28,8 @@ const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLO
 const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
 const WARMUP_RUNS = 200;
+const CONCURRENCY = 16;
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 interface Figures {
   runsPerSecond: number;
@@ -51,6 +54,7 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
       servers.push(
         await startChildServer(
           [
+            ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, `${instances}-instance`)}`] : []),
             CLI,
             'serve',
             '--port',
@@ -81,22 +85,45 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
       name: 'bench hello',
       config_content_parsed: { type: 'prompt', prompt: FAKE_PROMPT, llms: [{ provider: 'openai', model: FAKE_MODEL }] },
     }, [201])) as { id: string };
-    let turn = 0;
-    const submitRun = async (): Promise<void> => {
-      const api = apis[turn++ % apis.length]!;
-      await api.call('POST', `/v1/runnable/${runnable.id}/runs`, {}, [202]);
+    // Progress is read from the database, not asked of the servers: their CPU is the runs' alone.
+    const database = new pg.Client({ connectionString: url.toString() });
+    await database.connect();
+    let ownTransactions = 0;
+    const count = async (sql: string) => {
+      ownTransactions += 1;
+      return Number((await database.query<{ n: string }>(sql)).rows[0]!.n);
     };
-    await completedRunsPerSecond(first!, runnable.id, submitRun, WARMUP_RUNS);
+    const runsCompletedPerSecond = async (runs: number): Promise<number> => {
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < runs) await apis[next++ % apis.length]!.call('POST', `/v1/runnable/${runnable.id}/runs`, {}, [202]);
+        }),
+      );
+      while ((await count(`SELECT count(*) AS n FROM "runs" WHERE "status" IN ('queued', 'running')`)) > 0) await new Promise((resolve) => setTimeout(resolve, 25));
+      const seconds = (performance.now() - started) / 1000;
+      const unsuccessful = await count(`SELECT count(*) AS n FROM "runs" WHERE "status" <> 'succeeded'`);
+      if (unsuccessful > 0) throw new Error(`${unsuccessful} runs did not succeed`);
+      return runs / seconds;
+    };
     const cpu = () => servers.reduce((sum, server) => sum + server.cpuMs(), 0);
-    const transactions = async () =>
-      Number((await admin.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1', [name])).rows[0]!.n);
-    const cpuBefore = cpu();
-    const transactionsBefore = await transactions();
-    const runsPerSecond = await completedRunsPerSecond(first!, runnable.id, submitRun, RUNS);
-    const serverCpuMsPerRun = (cpu() - cpuBefore) / RUNS;
-    // The statistics reach pg_stat_database when each backend reports them (at most every 1 s, PostgreSQL 15).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ((await transactions()) - transactionsBefore) / RUNS };
+    const transactions = () => count(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = '${name}'`);
+    try {
+      await runsCompletedPerSecond(WARMUP_RUNS);
+      const cpuBefore = cpu();
+      const transactionsBefore = await transactions();
+      const ownBefore = ownTransactions;
+      const runsPerSecond = await runsCompletedPerSecond(RUNS);
+      const serverCpuMsPerRun = (cpu() - cpuBefore) / RUNS;
+      // The statistics reach pg_stat_database when each backend reports them (at most every 1 s, PostgreSQL 15).
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Less this bench's own reads (a transaction each).
+      const ofServers = (await transactions()) - transactionsBefore - (ownTransactions - ownBefore);
+      return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ofServers / RUNS };
+    } finally {
+      await database.end();
+    }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
