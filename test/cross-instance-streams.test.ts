@@ -208,7 +208,12 @@ describe('live streams across instances on one PostgreSQL database', function ()
       const rejoined = await rejoin(b, 'busy');
       assert.equal(rejoined.status, 200);
       held.open();
+      vendor.reply({ type: 'text', chunks: ['Next.'] });
       text += await readAll(reader);
+      // Right after [DONE] (A may still be saving, its marker still there) the next message goes to B.
+      const next = await call(b, `/workspace/${workspaceId}/threads/stream`, { method: 'POST', body: JSON.stringify({ threadId: 'busy', message: 'Next', model }) });
+      assert.equal(next.status, 200, `the reply on A has ended: ${next.status} ${next.status === 200 ? '' : await next.clone().text()}`);
+      assert.match(await next.text(), /Next\./);
       assert.equal(await rejoined.text(), text);
     } finally {
       await third.close();

@@ -35,7 +35,12 @@ export class ThreadStreamRelay {
 
   /** Makes `stream`, generated here, reachable from the other instances until `close`; `cancel` is what a cancel from one of them does. */
   serve(stream: ThreadStream, cancel: () => void): ServedSource {
-    return this.relay.serve(stream.workspaceId, keyOf(stream.id), { items: () => chunksOf(stream), cancel });
+    return this.relay.serve(stream.workspaceId, keyOf(stream.id), {
+      items: () => chunksOf(stream),
+      cancel,
+      // Ended once it leaves the registry, though served until its reply is saved.
+      running: () => this.registry.get(stream.workspaceId, stream.threadId) === stream,
+    });
   }
 
   /** Whether `stream` mirrors another instance's reply (rather than being generated here). */
@@ -68,6 +73,11 @@ export class ThreadStreamRelay {
     if (await followed.answered) return mirror;
     this.drop(mirror);
     return undefined;
+  }
+
+  /** Whether the reply `remote` names is still being generated (false once it has ended, or when its instance does not answer). */
+  isStreaming(remote: RemoteStream): Promise<boolean> {
+    return this.relay.isRunning(remote.workspace_id, keyOf(remote.id));
   }
 
   /** Asks the instance generating `remote` to cancel it; true once it has ended there. */

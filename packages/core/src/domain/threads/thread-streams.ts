@@ -82,7 +82,7 @@ export class ThreadStreams implements Lifecycle {
     await this.workspaces.requireWritable(accountId, workspaceId);
     const user = userMessage(input.message, () => this.ids.newId());
     const active = this.registry.get(workspaceId, input.threadId);
-    if (active) throw busy(active);
+    if (active && !this.relay.isMirror(active)) throw busy(active);
     // Read beside the reads below: the thread may be streaming on another instance.
     const elsewhere = this.markers.elsewhere(accountId, workspaceId, input.threadId);
     elsewhere.catch(() => undefined);
@@ -95,8 +95,11 @@ export class ThreadStreams implements Lifecycle {
     // Both read at once (the vendor call waits for them); the thread read now (404, or 409 for a
     // broken file) is appended to durably while the vendor is called. A provider error comes first.
     const [credentials, thread] = await settledInOrder(this.providers.getCredentials(accountId, model.provider), this.threads.get(accountId, workspaceId, input.threadId));
+    // A marker stays until the reply is saved: a reply that has just ended there is no conflict.
     const remote = await elsewhere;
-    if (remote) throw busy({ id: remote.id, workspaceId, threadId: remote.thread_id, startedAt: remote.started_at });
+    if (remote && (await this.relay.isStreaming(remote))) throw busy({ id: remote.id, workspaceId, threadId: remote.thread_id, startedAt: remote.started_at });
+    // A mirror here of a reply that has ended there gives its place up; its subscribers read on to its end.
+    if (active) this.registry.release(active);
     const stream = new ThreadStream(this.ids.newId(), accountId, workspaceId, input.threadId, this.ids.newId(), model, this.clock.now().toISOString());
     const racing = this.registry.claim(stream);
     if (racing) throw busy(racing);

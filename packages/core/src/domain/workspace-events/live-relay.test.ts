@@ -147,6 +147,21 @@ describe('LiveRelay', () => {
     assert.equal(await cancelled, true);
   });
 
+  it('says whether a source still runs: as the source says while served, no once it has ended or when nobody answers', async () => {
+    let running = true;
+    const source = { ...testSource(), running: () => running };
+    const served = here.serve('w1', 'k', source);
+    assert.equal(await there.isRunning('w1', 'k'), true);
+    running = false;
+    assert.equal(await there.isRunning('w1', 'k'), false, 'finishing up: served, no longer running');
+    source.end();
+    await served.close();
+    const unanswered = there.isRunning('w1', 'k');
+    await until(() => published >= 4);
+    await clock.advance(RELAY_ANSWER_MS);
+    assert.equal(await unanswered, false);
+  });
+
   it('takes a source nobody serves as gone once RELAY_ANSWER_MS pass without an answer', async () => {
     let ended = false;
     const followed = there.follow('w1', 'nobody', { items: () => assert.fail('no items'), end: () => (ended = true) });

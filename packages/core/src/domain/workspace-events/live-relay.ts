@@ -23,6 +23,8 @@ export interface RelaySource {
   items(signal: AbortSignal): AsyncIterable<readonly string[]>;
   /** Another instance asked to cancel the source. */
   cancel(): void;
+  /** Whether the source still runs (it may be served a little longer, finishing up); true when absent. */
+  running?(): boolean;
 }
 
 /** What the instance following a source is handed. */
@@ -47,7 +49,7 @@ export interface FollowedSource {
 type RelayMessage =
   | { type: 'join'; key: string }
   | { type: 'ping'; key: string }
-  | { type: 'alive'; key: string }
+  | { type: 'alive'; key: string; running: boolean }
   | { type: 'cancel'; key: string }
   | { type: 'items'; key: string; first: number; items: readonly string[] }
   | { type: 'end'; key: string };
@@ -65,9 +67,9 @@ type RelayMessage =
  *   second join gets the items from the first again; a follower keeps only what it lacks.
  * - `cancel`: stops the source (its `cancel`); `end` follows once it has ended.
  * - `ping`: a follower that heard nothing for `RELAY_SILENCE_MS` asks whether the source is still
- *   there; its instance answers `alive`. Without an answer within `RELAY_ANSWER_MS` (to a join or
- *   a ping) the follower takes the source as gone and ends: a dead instance leaves no follower
- *   waiting forever.
+ *   there; its instance answers `alive` (saying whether it still runs). Without an answer within
+ *   `RELAY_ANSWER_MS` (to a join or a ping) the follower takes the source as gone and ends: a dead
+ *   instance leaves no follower waiting forever. `isRunning` asks the same.
  * Nothing here is replayed: a follower subscribes before it asks, and the answer comes after.
  */
 @injectable()
@@ -90,7 +92,7 @@ export class LiveRelay {
         asked = true;
         senders.push(this.send(topic, key, source, closing.signal));
       } else if (data.type === 'ping') {
-        void this.publish(topic, { type: 'alive', key });
+        void this.publish(topic, { type: 'alive', key, running: source.running?.() ?? true });
       } else if (data.type === 'cancel') {
         asked = true;
         source.cancel();
@@ -152,20 +154,34 @@ export class LiveRelay {
     return { answered, leave: stop };
   }
 
+  /** Whether the source `key` still runs on another instance: false when it has ended, or no instance answers in time. */
+  isRunning(workspaceId: string, key: string): Promise<boolean> {
+    return this.ask(workspaceId, key, 'ping', (data) => (data.type === 'alive' ? data.running : data.type === 'end' ? false : undefined));
+  }
+
   /** Asks the instance running `key` to cancel it; resolves once it has ended, false when none answered in time. */
   cancel(workspaceId: string, key: string): Promise<boolean> {
+    return this.ask(workspaceId, key, 'cancel', (data) => (data.type === 'end' ? true : undefined));
+  }
+
+  /**
+   * Publishes a `request` for `key` and resolves with the first answer `answerOf` makes of a
+   * message for it; false when none comes within `RELAY_ANSWER_MS`.
+   */
+  private ask(workspaceId: string, key: string, request: 'ping' | 'cancel', answerOf: (message: RelayMessage) => boolean | undefined): Promise<boolean> {
     const topic = topicOf(workspaceId);
     return new Promise<boolean>((resolve) => {
-      const finish = (ended: boolean): void => {
+      const finish = (answer: boolean): void => {
         subscription.unsubscribe();
         timeout.cancel();
-        resolve(ended);
+        resolve(answer);
       };
       const subscription = this.bus.subscribe<RelayMessage>(topic, ({ data }) => {
-        if (data.key === key && data.type === 'end') finish(true);
+        const answer = data.key === key ? answerOf(data) : undefined;
+        if (answer !== undefined) finish(answer);
       });
       const timeout = this.clock.setTimeout(() => finish(false), RELAY_ANSWER_MS);
-      void this.publish(topic, { type: 'cancel', key });
+      void this.publish(topic, { type: request, key });
     });
   }
 
