@@ -387,6 +387,20 @@ describe('token endpoint throttling (POST /auth/token)', () => {
     assert.equal((await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), realClient)).status, 200);
   });
 
+  it('serves 30 concurrent requests with the right secret from one address, and checks 30 concurrent guesses no more than 6 in a row would be', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker)),
+    );
+    assert.deepEqual(answers.map((response) => response.status), Array<number>(30).fill(200));
+    const guesses = await Promise.all(
+      Array.from({ length: 30 }, (_, index) => harness.runloom.handle(tokenRequest(client.client_id, `guess-${index}`), attacker)),
+    );
+    const statuses = guesses.map((response) => response.status);
+    assert.equal(statuses.filter((status) => status === 401).length, 6, `statuses ${statuses.join(' ')}`);
+    assert.equal(statuses.filter((status) => status === 429).length, 24);
+    await throttled(await harness.runloom.handle(tokenRequest(client.client_id, client.client_secret), attacker));
+  });
+
   it('limits one address across client ids: after 20 failures over many ids, every id from it waits, other addresses do not', async () => {
     for (let index = 0; index <= 20; index += 1) {
       assert.equal((await harness.runloom.handle(tokenRequest(`rlc_guess_${index}`, 'wrong'), attacker)).status, 401);

@@ -142,7 +142,7 @@ export class AuthServiceImpl implements AuthService {
       throw new OAuthError('invalid_client', 'client authentication is required: client_id and client_secret, in the body or by HTTP Basic');
     }
     const { remoteAddress } = connection;
-    const attempt = this.throttle.begin({ clientId, remoteAddress });
+    const attempt = await this.throttle.begin({ clientId, remoteAddress });
     // Logged without the secret, and without a client id that names no client (it may be a secret pasted into the wrong field).
     const logFields = { event: 'auth.client_authentication', remoteAddress: remoteAddress ?? null };
     if ('retryAfterSeconds' in attempt) {

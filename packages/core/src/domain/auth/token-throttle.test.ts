@@ -21,12 +21,12 @@ describe('TokenThrottle', () => {
     const throttle = new TokenThrottle(clock);
     const keys = { clientId: 'c', remoteAddress: '198.51.100.7' };
     for (let index = 0; index < THROTTLE_POLICY.freeFailuresPerClientAndAddress; index += 1) {
-      const attempt = throttle.begin(keys);
+      const attempt = await throttle.begin(keys);
       assert.ok(!('retryAfterSeconds' in attempt));
       attempt.failed();
     }
     await clock.advance(THROTTLE_POLICY.forgetAfterMs);
-    const fresh = throttle.begin(keys);
+    const fresh = await throttle.begin(keys);
     assert.ok(!('retryAfterSeconds' in fresh));
     assert.equal(fresh.failed().failures, 1);
   });

@@ -13,7 +13,10 @@ import { Clock } from '../../ports/clock';
  * While a key is blocked, requests under it answer 429 with `Retry-After` (≤ 60 s) without the
  * secret being checked: they are not guesses, and they do not count as failures, so hammering never
  * stretches a block past 60 s; the right secret works as soon as it has passed. A success clears its
- * pair's count. Counts are forgotten after 15 minutes without a failure.
+ * pair's count. Counts are forgotten after 15 minutes without a failure. Attempts being checked
+ * count as failures until they end, and one that would pass the free failures meanwhile waits for
+ * them: concurrent requests get no more checks than sequential ones, and a burst of right secrets
+ * (a fleet of workers starting at once behind one address) is served, not refused.
  *
  * No key spans addresses: failures from one address never block the client id from another, so an
  * attacker cannot lock a real client out from elsewhere. (A client-wide lock would let anyone with
@@ -32,7 +35,14 @@ export const THROTTLE_POLICY = {
   forgetAfterMs: 15 * 60_000,
   /** Keys remembered per kind; the oldest are dropped past it, so a flood of addresses stays bounded. */
   maxKeys: 100_000,
+  /** Attempts waiting for those in flight under one key; more are told to retry in 1 s. */
+  maxWaitingPerKey: 64,
 } as const;
+
+interface InFlight {
+  attempts: number;
+  waiters: Array<() => void>;
+}
 
 interface Counter {
   failures: number;
@@ -66,41 +76,80 @@ export interface ThrottledAttempt {
 export class TokenThrottle {
   private readonly pairs = new Map<string, Counter>();
   private readonly addresses = new Map<string, Counter>();
+  /** Attempts being checked now, per pair and per address key. */
+  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(@inject(Clock) private readonly clock: Clock) {}
 
   /**
    * Seconds to wait when these keys are blocked (nothing is counted then); otherwise the attempt,
-   * already counted as a failure, so that concurrent guesses cannot all slip in before the first
-   * of them is checked: `succeeded()` takes it back.
+   * once it may be checked. Attempts being checked count against the free failures as if they had
+   * failed, so concurrent guesses cannot all slip in before the first of them is checked; an
+   * attempt that would pass that budget waits for those in flight to end (a burst of right secrets
+   * all succeed, a burst of guesses gets as many checks as one guess after another would).
    */
-  begin(keys: ThrottleKeys): { retryAfterSeconds: number } | ThrottledAttempt {
-    const now = this.clock.now().getTime();
+  async begin(keys: ThrottleKeys): Promise<{ retryAfterSeconds: number } | ThrottledAttempt> {
     const { pair, address } = throttleKeys(keys);
-    const pairCounter = this.current(this.pairs, pair, now);
-    const addressCounter = this.current(this.addresses, address, now);
-    const blockedUntil = Math.max(pairCounter?.blockedUntil ?? 0, addressCounter?.blockedUntil ?? 0);
-    if (blockedUntil > now) return { retryAfterSeconds: secondsUntil(blockedUntil, now) };
-
-    const pairCount = this.fail(this.pairs, pair, now, THROTTLE_POLICY.freeFailuresPerClientAndAddress);
-    const addressCount = this.fail(this.addresses, address, now, THROTTLE_POLICY.freeFailuresPerAddress);
+    const pairKey = `pair ${pair}`;
+    const addressKey = `address ${address}`;
+    for (;;) {
+      const now = this.clock.now().getTime();
+      const pairCounter = this.current(this.pairs, pair, now);
+      const addressCounter = this.current(this.addresses, address, now);
+      const blockedUntil = Math.max(pairCounter?.blockedUntil ?? 0, addressCounter?.blockedUntil ?? 0);
+      if (blockedUntil > now) return { retryAfterSeconds: secondsUntil(blockedUntil, now) };
+      const pairInFlight = this.inFlight.get(pairKey);
+      const addressInFlight = this.inFlight.get(addressKey);
+      const pairBudgetSpent =
+        (pairCounter?.failures ?? 0) + (pairInFlight?.attempts ?? 0) >= THROTTLE_POLICY.freeFailuresPerClientAndAddress;
+      const addressBudgetSpent =
+        (addressCounter?.failures ?? 0) + (addressInFlight?.attempts ?? 0) >= THROTTLE_POLICY.freeFailuresPerAddress;
+      const busy = pairBudgetSpent && pairInFlight ? pairInFlight : addressBudgetSpent && addressInFlight ? addressInFlight : undefined;
+      if (!busy) break;
+      if (busy.waiters.length >= THROTTLE_POLICY.maxWaitingPerKey) return { retryAfterSeconds: 1 };
+      await new Promise<void>((resolve) => busy.waiters.push(resolve));
+    }
+    this.enter(pairKey);
+    this.enter(addressKey);
+    let ended = false;
+    const end = () => {
+      if (ended) throw new Error('a throttled attempt ends once');
+      ended = true;
+      this.leave(pairKey);
+      this.leave(addressKey);
+    };
     return {
       succeeded: () => {
-        if (this.pairs.get(pair) === pairCount) this.pairs.delete(pair);
-        if (this.addresses.get(address) === addressCount) {
-          addressCount.failures -= 1;
-          if (addressCount.failures <= THROTTLE_POLICY.freeFailuresPerAddress) addressCount.blockedUntil = 0;
-        }
+        end();
+        this.pairs.delete(pair);
       },
       failed: () => {
-        const at = this.clock.now().getTime();
+        end();
+        const now = this.clock.now().getTime();
+        const pairCount = this.fail(this.pairs, pair, now, THROTTLE_POLICY.freeFailuresPerClientAndAddress);
+        const addressCount = this.fail(this.addresses, address, now, THROTTLE_POLICY.freeFailuresPerAddress);
         return {
           failures: pairCount.failures,
           addressFailures: addressCount.failures,
-          retryAfterSeconds: secondsUntil(Math.max(pairCount.blockedUntil, addressCount.blockedUntil), at),
+          retryAfterSeconds: secondsUntil(Math.max(pairCount.blockedUntil, addressCount.blockedUntil), now),
         };
       },
     };
+  }
+
+  private enter(key: string): void {
+    const entry = this.inFlight.get(key);
+    if (entry) entry.attempts += 1;
+    else this.inFlight.set(key, { attempts: 1, waiters: [] });
+  }
+
+  /** An attempt under `key` ended: every waiter looks again (they are few: `maxWaitingPerKey`). */
+  private leave(key: string): void {
+    const entry = this.inFlight.get(key)!;
+    entry.attempts -= 1;
+    const waiters = entry.waiters.splice(0);
+    if (entry.attempts === 0) this.inFlight.delete(key);
+    for (const wake of waiters) wake();
   }
 
   private current(counters: Map<string, Counter>, key: string, now: number): Counter | undefined {
