@@ -10,7 +10,7 @@ import { createRunloom, type Runloom } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, startChildServer } from '../bench/child-server';
 import { CallbackSink } from './support/callback-sink';
-import { assemble, readChunks, textOf } from './support/threads';
+import { assemble, gate, readChunks, readUntil, textOf } from './support/threads';
 import { waitUntil } from './support/wait';
 
 /**
@@ -239,10 +239,9 @@ describe('several instances on one PostgreSQL database', function () {
   it('rejoins from B a thread reply streaming on A, with every chunk', async () => {
     const workspaceId = await createWorkspace(a.url, `Bearer ${await a.token()}`, 'threads');
     await expectStatus(a.call('POST', `/workspace/${workspaceId}/thread/shared/save`, {}), [200, 201]);
-    let release = (): void => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = gate();
     fake.reset();
-    fake.reply({ type: 'text', chunks: ['Hello', ' from', ' A', ' and', ' B'], gate });
+    fake.reply({ type: 'text', chunks: ['Hello', ' from', ' A', ' and', ' B'], gate: held.promise });
     try {
       const started = await fetch(`${a.url}/workspace/${workspaceId}/threads/stream`, {
         method: 'POST',
@@ -255,16 +254,16 @@ describe('several instances on one PostgreSQL database', function () {
       // The reply is half sent and held at the vendor: B joins it while it streams.
       const rejoined = await fetch(`${b.url}/workspace/${workspaceId}/threads/stream?threadId=shared`, { headers: { authorization: `Bearer ${await b.token()}` } });
       assert.equal(rejoined.status, 200, 'B sees the stream A runs');
-      release();
+      held.open();
       const [onA, onB] = await Promise.all([readChunks(started.body!), readChunks(rejoined.body!)]);
       assert.equal(textOf(await assemble(onA)), 'Hello from A and B');
       assert.equal(textOf(await assemble(onB)), 'Hello from A and B');
     } finally {
-      release();
+      held.open();
     }
   });
 
-  it('kill -9 of A: B finishes its slow runs, their callbacks and a process run (a prompt task, a wait) and fails its shell command within 10 s, and nothing runs twice', async () => {
+  it('kill -9 of A: B finishes its slow runs, their callbacks and a process run (a prompt task, a wait), and fails its shell command and streaming reply clearly, within 10 s; nothing runs twice', async () => {
     const sink = await CallbackSink.start();
     let orphanGroup: number | undefined;
     try {
@@ -301,6 +300,17 @@ describe('several instances on one PostgreSQL database', function () {
       const task = (run: Json, id: string) => (run.phases[0].tasks as Json[]).find((entry) => entry.id === id)!;
       await fake.waitForRequests(4);
       assert.equal((await processRun(a)).status, 'running');
+      // A thread reply A is streaming: half sent, then the vendor says nothing more.
+      fake.reply({ type: 'hang', partial: ['Hello', ' from', ' A', ' and', ' B'] });
+      await expectStatus(a.call('POST', `/workspace/${workspaceId}/thread/cut/save`, {}), [200, 201]);
+      const streaming = await fetch(`${a.url}/workspace/${workspaceId}/threads/stream`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await a.token()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ threadId: 'cut', message: 'Hello', model }),
+      });
+      assert.equal(streaming.status, 200);
+      await readUntil(streaming.body!.getReader(), '"text-delta"');
+      const reply = async (instance: Instance) => (await expectStatus(instance.call('GET', `/workspace/${workspaceId}/thread/cut`), [200])).data.messages[1] as Json;
       // A shell command A is executing: it prints its process group, then sleeps.
       await expectStatus(a.call('POST', `/workspace/${workspaceId}/commands`, { trigger: 'long', type: 'shell', argv: ['sh', '-c', 'echo $$; exec sleep 300'] }), [201]);
       const executionId = (await expectStatus(a.call('POST', `/workspace/${workspaceId}/command/long/execute`, {}), [200])).data.runId as string;
@@ -318,13 +328,15 @@ describe('several instances on one PostgreSQL database', function () {
       );
       await sink.waitFor(2 + slow.length, FAILOVER_MS - (Date.now() - killedAt));
       await waitUntil(async () => (await processRun(b)).status === 'succeeded', 'B to finish the process run', FAILOVER_MS - (Date.now() - killedAt));
+      // The reply cannot go on without A's vendor call: B marks it interrupted.
+      await waitUntil(async () => (await reply(b)).metadata.status === 'interrupted', 'B to mark the cut reply interrupted', FAILOVER_MS - (Date.now() - killedAt));
       // A shell command is not run again (it may have had effects): B fails it, saying why.
       await waitUntil(async () => (await execution(b)).status === 'failed', 'B to fail the interrupted shell command', FAILOVER_MS - (Date.now() - killedAt));
       assert.equal((await execution(b)).error.code, 'interrupted');
       await waitUntil(async () => (await pendingJobs()) === 0, 'the queue to be empty', FAILOVER_MS);
 
-      // Each interrupted call (three runs, one task) was made again once, by B, and answered once.
-      assert.equal(fake.requests.length, 2 * (slow.length + 1));
+      // Each interrupted call of a job (three runs, one task) was made again once, by B, and answered once; the reply's was not.
+      assert.equal(fake.requests.length, 2 * (slow.length + 1) + 1);
       assert.equal(fake.requests.filter((request) => request.completed).length, slow.length + 1);
       // The callback A was sending is sent again once by B; every other callback once.
       const deliveries = sink.received.map((callback) => (JSON.parse(callback.body) as Json).data.id as string);
