@@ -9,7 +9,7 @@
 // errors name real classes, sourcemaps on; `--watch` rebuilds on change. Type declarations are
 // tsc's (the tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -56,12 +56,18 @@ const bundledApart = {
  */
 const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy'];
 const deferredFile = (name) => `deferred/${name.replace(/^@/, '').replace('/', '-')}`;
-const deferredEntries = Object.fromEntries(deferredPackages.map((name) => [deferredFile(name), name]));
+const deferredEntries = Object.fromEntries(deferredPackages.map((name) => [deferredFile(name), `deferred-entry:${name}`]));
 const deferred = {
   name: 'deferred-packages',
   setup(build) {
     const filter = new RegExp(`^(${deferredPackages.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
-    build.onResolve({ filter }, (args) => (args.kind === 'entry-point' ? undefined : { path: args.path, namespace: 'deferred-package' }));
+    // Our sources' imports only: a package importing another (tinyglobby → picomatch) keeps its copy inline.
+    build.onResolve({ filter }, (args) =>
+      args.namespace === 'deferred-entry' || args.importer.includes(`${path.sep}node_modules${path.sep}`) ? undefined : { path: args.path, namespace: 'deferred-package' },
+    );
+    // The bundle of a package is what `require` gives (the export names `standIn` lists), not its ESM build.
+    build.onResolve({ filter: /^deferred-entry:/ }, (args) => ({ path: args.path.slice('deferred-entry:'.length), namespace: 'deferred-entry' }));
+    build.onLoad({ filter: /.*/, namespace: 'deferred-entry' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, resolveDir: process.cwd(), loader: 'js' }));
     build.onResolve({ filter: /^\.\/deferred\// }, (args) => ({ path: args.path, external: true }));
     build.onLoad({ filter: /.*/, namespace: 'deferred-package' }, (args) => ({ contents: standIn(args.path), loader: 'js' }));
   },
@@ -236,6 +242,8 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     metafile: true,
     plugins: [...plugins, bundledApart, ...(forNode ? [deferred, asciiOutput] : [])],
   };
+  // Rebuilt whole: a package taken off deferredPackages leaves no stale bundle to ship.
+  rmSync(path.join(options.outdir, 'deferred'), { recursive: true, force: true });
   mkdirSync(options.outdir, { recursive: true });
   if (wasm) copyFileSync(sqlWasm, path.join(options.outdir, 'sql-wasm.wasm'));
   if (watch) {
