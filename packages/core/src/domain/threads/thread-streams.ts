@@ -106,9 +106,14 @@ export class ThreadStreams implements Lifecycle {
     const builder = new ReplyBuilder(stream.messageId, { status: 'streaming', model, streamId: stream.id });
     const conversation = toModelConversation(mergeMessages(thread.messages, [user]));
     const request: ModelRequest = { provider: model.provider, model: model.model, credentials, ...conversation, signal: stream.abort.signal };
-    const recorded = this.recordStart(stream, user, builder);
+    // The marker goes first: a crash after it finds a streaming message to mark, or none.
+    const marked = this.markers.record(stream);
+    const recorded = this.recordStart(stream, user, builder, marked);
     const served = this.relay.serve(stream, () => stopWith(stream, cancelledStop()));
     this.generations.set(stream, this.generate(stream, builder, request, recorded).finally(() => served.close()));
+    // Instances sharing the database find a reply by its marker: there it is written before the
+    // answer, so a rejoin elsewhere finds the reply from its first byte (the vendor is called meanwhile).
+    if (this.config.databaseUrl !== undefined) await marked.catch(() => undefined);
     return stream;
   }
 
@@ -199,14 +204,14 @@ export class ThreadStreams implements Lifecycle {
   }
 
   /**
-   * Makes the reply's start durable: the marker, then the user message and the assistant message
-   * marked `streaming` appended to the thread. Runs while the vendor is called (the first delta
-   * waits for no disk write); a failure ends the stream with an error chunk. False when it failed.
+   * Makes the reply's start durable: the marker (`marked`, its write started by `reply`), then the
+   * user message and the assistant message marked `streaming` appended to the thread. Runs while
+   * the vendor is called (the first delta waits for no disk write); a failure ends the stream with
+   * an error chunk. False when it failed.
    */
-  private async recordStart(stream: ThreadStream, user: UIMessage, builder: ReplyBuilder): Promise<boolean> {
+  private async recordStart(stream: ThreadStream, user: UIMessage, builder: ReplyBuilder, marked: Promise<void>): Promise<boolean> {
     try {
-      // The marker goes first: a crash after it finds a streaming message to mark, or none.
-      await this.markers.record(stream);
+      await marked;
       await this.threads.change(stream.accountId, stream.workspaceId, stream.threadId, (current) => ({
         ...current,
         messages: mergeMessages(current.messages, [user, builder.message()]),
