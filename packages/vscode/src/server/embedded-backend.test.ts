@@ -80,7 +80,15 @@ describe('EmbeddedBackend (the core in the language server)', function () {
         { path: at('renamed.md'), kind: 'created' },
         { path: at('docs'), kind: 'deleted' },
       ]);
-      await eventsUpTo(8);
+      // git brings a folder with a file in it; the watcher reports the folder, then (maybe) the file.
+      fs.mkdirSync(at('lib'));
+      fs.writeFileSync(at('lib/index.ts'), 'export {};');
+      await backend.filesChanged([{ path: at('lib'), kind: 'created' }]);
+      await backend.filesChanged([{ path: at('lib/index.ts'), kind: 'created' }]);
+      // Events come in order: once this one is in, a repeat of any before it would be too.
+      fs.writeFileSync(at('last.txt'), 'end');
+      await backend.filesChanged([{ path: at('last.txt'), kind: 'created' }]);
+      await eventsUpTo(11);
       assert.deepEqual(
         events.map(({ type, path: changed, size }) => ({ type, path: changed ?? null, size: size ?? null })),
         [
@@ -92,6 +100,9 @@ describe('EmbeddedBackend (the core in the language server)', function () {
           { type: 'file.deleted', path: 'notes.md', size: null },
           { type: 'file.created', path: 'renamed.md', size: 10 },
           { type: 'directory.deleted', path: 'docs', size: null },
+          { type: 'directory.created', path: 'lib', size: null },
+          { type: 'file.created', path: 'lib/index.ts', size: 10 },
+          { type: 'file.created', path: 'last.txt', size: 3 },
         ],
       );
     } finally {

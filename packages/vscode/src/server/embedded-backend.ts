@@ -9,14 +9,22 @@ import { type ExecutionUpdate, FINISHED_EXECUTION, type FolderFileChange, type R
 
 /** Listed per view refresh: far more than a side panel shows. */
 const PAGE = { limit: 500, offset: 0 };
+/** Entries of a new folder looked at for files a watcher did not report one by one. */
+const NEW_FOLDER_ENTRIES = 1_000;
+
+/** A directory reported created, one known only as the parent of a reported path, a file, or gone. */
+type Reported = { size: number; mtimeMs: number } | 'directory' | 'parent' | 'deleted';
 
 /**
  * The requests answered by the core embedded in the language server (`embedded-runloom.ts`): one
  * workspace per open folder, the editor's person as the one account.
  */
 export class EmbeddedBackend implements RunloomBackend {
-  /** Paths known to be directories, per workspace: a deletion the watcher reports can no longer be looked at. */
-  private readonly directories = new Map<string, Set<string>>();
+  /**
+   * What was last reported of each path the watcher named, per workspace (a deletion can no longer
+   * be looked at, and a state is reported once).
+   */
+  private readonly reported = new Map<string, Map<string, Reported>>();
 
   constructor(private readonly embedded: EmbeddedRunloom) {}
 
@@ -132,30 +140,46 @@ export class EmbeddedBackend implements RunloomBackend {
    * Publishes what changed in the open folders outside the core (saved in the editor, written by
    * git or a tool) on the workspaces' event streams, as the core's own file events read
    * (docs/api.md, workspace events). The core's own writes, the temporary files of its writes and
-   * `.git/` are left out.
+   * `.git/` are left out, and each state of a path is reported once.
    */
   async filesChanged(changes: FolderFileChange[]): Promise<void> {
-    for (const change of changes) {
-      const located = this.locate(change.path);
-      if (!located) continue;
-      const { workspaceId, path } = located;
-      const stats = await fs.stat(change.path).catch(() => undefined);
-      const now = async (): Promise<{ size: number; mtimeMs: number } | undefined> => stats && { size: stats.isDirectory() ? 0 : stats.size, mtimeMs: stats.mtime.getTime() };
-      if (await this.embedded.coreWrites.madeByCore(workspaceId, path, now)) continue;
-      const directories = this.directoriesOf(workspaceId);
-      for (let parent = nodePath.posix.dirname(path); parent !== '.'; parent = nodePath.posix.dirname(parent)) directories.add(parent);
-      if (!stats) {
-        // Reported gone (deleted, or renamed away: the watcher reports a rename as delete + create).
-        if (change.kind !== 'deleted') continue;
-        const wasDirectory = directories.delete(path);
-        await this.runloom.workspaceEvents.publish(workspaceId, { type: wasDirectory ? 'directory.deleted' : 'file.deleted', path });
-      } else if (stats.isDirectory()) {
-        if (change.kind !== 'created' || directories.has(path)) continue;
-        directories.add(path);
-        await this.runloom.workspaceEvents.publish(workspaceId, { type: 'directory.created', path });
-      } else if (stats.isFile() && change.kind !== 'deleted') {
-        await this.runloom.workspaceEvents.publish(workspaceId, { type: change.kind === 'created' ? 'file.created' : 'file.updated', path, size: stats.size });
+    for (const change of changes) await this.folderChange(change.path, change.kind, { entries: NEW_FOLDER_ENTRIES });
+  }
+
+  private async folderChange(absolute: string, kind: FolderFileChange['kind'], budget: { entries: number }): Promise<void> {
+    const located = this.locate(absolute);
+    if (!located) return;
+    const { workspaceId, path } = located;
+    const stats = await fs.stat(absolute).catch(() => undefined);
+    const seen = stats && { size: stats.isDirectory() ? 0 : stats.size, mtimeMs: stats.mtime.getTime() };
+    if (await this.embedded.coreWrites.madeByCore(workspaceId, path, async () => seen)) return;
+    const known = this.reportedOf(workspaceId);
+    for (let parent = nodePath.posix.dirname(path); parent !== '.'; parent = nodePath.posix.dirname(parent)) {
+      if (known.get(parent) !== 'directory') known.set(parent, 'parent');
+    }
+    const before = known.get(path);
+    const publish = (event: { type: string; [field: string]: unknown }) => this.runloom.workspaceEvents.publish(workspaceId, event);
+    if (!stats || !seen) {
+      // Reported gone (deleted, or renamed away: the watcher reports a rename as delete + create).
+      if (kind !== 'deleted' || before === 'deleted') return;
+      known.set(path, 'deleted');
+      await publish({ type: before === 'directory' || before === 'parent' ? 'directory.deleted' : 'file.deleted', path });
+    } else if (stats.isDirectory()) {
+      if (before === 'directory') return;
+      known.set(path, 'directory');
+      await publish({ type: 'directory.created', path });
+      // A watcher may report a new folder without the files that came with it (git, an unzip): look inside.
+      if (nodePath.basename(absolute) === 'node_modules') return;
+      const entries = await fs.readdir(absolute).catch(() => []);
+      for (const name of entries.slice(0, Math.max(0, budget.entries))) {
+        budget.entries -= 1;
+        await this.folderChange(nodePath.join(absolute, name), 'created', budget);
       }
+    } else if (stats.isFile()) {
+      if (typeof before === 'object' && before.size === seen.size && before.mtimeMs === seen.mtimeMs) return;
+      known.set(path, seen);
+      const type = typeof before === 'object' ? 'file.updated' : before === 'deleted' || kind === 'created' ? 'file.created' : 'file.updated';
+      await publish({ type, path, size: stats.size });
     }
   }
 
@@ -175,9 +199,9 @@ export class EmbeddedBackend implements RunloomBackend {
     return undefined;
   }
 
-  private directoriesOf(workspaceId: string): Set<string> {
-    let known = this.directories.get(workspaceId);
-    if (!known) this.directories.set(workspaceId, (known = new Set()));
+  private reportedOf(workspaceId: string): Map<string, Reported> {
+    let known = this.reported.get(workspaceId);
+    if (!known) this.reported.set(workspaceId, (known = new Map()));
     return known;
   }
 }
