@@ -2,6 +2,7 @@ import Mocha from 'mocha';
 import * as vscode from 'vscode';
 import { folderEventTests } from './folder-events.spec';
 import { languageFeatureTests } from './language-features.spec';
+import { remoteTests } from './remote.spec';
 import { threadTests } from './threads.spec';
 import { workflowTests } from './workflows.spec';
 
@@ -19,6 +20,8 @@ export function run(): Promise<void> {
   threadTests();
   workflowTests();
   folderEventTests();
+  // Last: it switches the extension to a remote server.
+  remoteTests();
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} integration test(s) failed`)) : resolve()));
   });

@@ -20,7 +20,7 @@ async function extensionApi(): Promise<RunloomExtensionApi> {
 }
 
 /** Asks the panel what it shows until `accept` holds for it (the page answers each ask). */
-async function renderedWhen(panel: { rendered(): Promise<RenderedChat> }, accept: (rendered: RenderedChat) => boolean): Promise<RenderedChat> {
+export async function renderedWhen(panel: { rendered(): Promise<RenderedChat> }, accept: (rendered: RenderedChat) => boolean): Promise<RenderedChat> {
   for (;;) {
     const rendered = await panel.rendered();
     if (accept(rendered)) return rendered;

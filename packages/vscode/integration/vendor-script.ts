@@ -10,3 +10,9 @@ export const PARTIAL_REPLY = 'Partial reply';
 /** The answer to the fixture's `greet` command (a prompt command), third in line. */
 export const COMMAND_REPLY_CHUNKS = ['Hello', ', Ada'];
 export const COMMAND_REPLY = COMMAND_REPLY_CHUNKS.join('');
+/** The reply a thread of the remote `runloom serve` gets, fourth in line. */
+export const REMOTE_REPLY_CHUNKS = ['Hello', ' from the remote server'];
+export const REMOTE_REPLY = REMOTE_REPLY_CHUNKS.join('');
+/** The remote server's workspace and thread, made by the runner. */
+export const REMOTE_WORKSPACE = 'Remote project';
+export const REMOTE_THREAD = 'Remote thread';

@@ -168,8 +168,8 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
       async (secret?: string) => {
         const value = secret ?? (await vscode.window.showInputBox({ prompt: 'Client secret of runloom.remote.clientId on the remote Runloom server', password: true, ignoreFocusOut: true }));
         if (value === undefined) return false;
-        await settings.storeClientSecret(value);
-        if (settings.remote) await languageClient.restart();
+        settings.useClientSecret(value);
+        if (settings.remote) await restartServer();
         return true;
       },
     ],
@@ -202,12 +202,22 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     vscode.workspace.onDidChangeConfiguration((change) => {
       if (change.affectsConfiguration('runloom.commands.allowShell')) void languageClient.sendNotification(SetShellCommands.type, { enabled: settings.shellCommands });
       // Another backend: a new server process with it.
-      if (change.affectsConfiguration('runloom.remote')) void settings.load().then(() => languageClient.restart());
+      if (change.affectsConfiguration('runloom.remote')) void restartServer();
     }),
   );
   // Not awaited: activation returns at once and the server comes up beside the editor (in remote
   // mode once the client secret is read from SecretStorage).
   const started = settings.load().then(() => languageClient.start());
+  /** Restarts the server with the settings as they are now, one restart after the other. */
+  let restarting: Promise<void> = started.catch(() => undefined);
+  const restartServer = (): Promise<void> => {
+    restarting = restarting.then(async () => {
+      await settings.load();
+      await languageClient.restart();
+    });
+    restarting.catch((error: unknown) => output.appendLine(`the Runloom language server did not restart: ${error instanceof Error ? error.message : String(error)}`));
+    return restarting.catch(() => undefined);
+  };
   started.catch((error: unknown) => output.appendLine(`the Runloom language server did not start: ${error instanceof Error ? error.message : String(error)}`));
   // start() settles when the server has answered `initialize`, its first request.
   const firstAnswerMs = started.then(() => performance.now() - activationStart);

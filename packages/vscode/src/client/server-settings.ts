@@ -12,6 +12,8 @@ const CLIENT_SECRET_KEY = 'runloom.remote.clientSecret';
  */
 export class ServerSettings {
   private loaded: RemoteServer | undefined;
+  /** The secret set in this session: usable before (and whether or not) the secret store keeps it. */
+  private sessionSecret: string | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {}
 
@@ -36,12 +38,19 @@ export class ServerSettings {
       this.loaded = undefined;
       return;
     }
-    this.loaded = { url, clientId: settings.get<string>('clientId', '').trim(), clientSecret: (await this.context.secrets.get(CLIENT_SECRET_KEY)) ?? '' };
+    const clientSecret = this.sessionSecret ?? (await this.context.secrets.get(CLIENT_SECRET_KEY)) ?? '';
+    this.loaded = { url, clientId: settings.get<string>('clientId', '').trim(), clientSecret };
   }
 
-  async storeClientSecret(secret: string): Promise<void> {
-    if (secret) await this.context.secrets.store(CLIENT_SECRET_KEY, secret);
-    else await this.context.secrets.delete(CLIENT_SECRET_KEY);
-    await this.load();
+  /**
+   * Uses `secret` from now on and keeps it in SecretStorage for the next sessions (empty: forgets
+   * it). Not awaited: some hosts' stores answer late or never (code-server's web store, headless).
+   */
+  useClientSecret(secret: string): void {
+    this.sessionSecret = secret;
+    const kept = secret ? this.context.secrets.store(CLIENT_SECRET_KEY, secret) : this.context.secrets.delete(CLIENT_SECRET_KEY);
+    kept.then(undefined, (error: unknown) => {
+      void vscode.window.showWarningMessage(`The client secret works for this session but could not be saved: ${error instanceof Error ? error.message : String(error)}`);
+    });
   }
 }
