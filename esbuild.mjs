@@ -9,7 +9,7 @@
 // errors name real classes, sourcemaps on; `--watch` rebuilds on change. Type declarations are
 // tsc's (the tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -242,8 +242,6 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     metafile: true,
     plugins: [...plugins, bundledApart, ...(forNode ? [deferred, asciiOutput] : [])],
   };
-  // Rebuilt whole: a package taken off deferredPackages leaves no stale bundle to ship.
-  rmSync(path.join(options.outdir, 'deferred'), { recursive: true, force: true });
   mkdirSync(options.outdir, { recursive: true });
   if (wasm) copyFileSync(sqlWasm, path.join(options.outdir, 'sql-wasm.wasm'));
   if (watch) {
@@ -252,6 +250,17 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
   } else {
     await esbuild.build(buildOptions);
     after?.(options.outdir);
+  }
+  removeStaleDeferred(options.outdir);
+}
+
+/** Drops the bundles of packages taken off `deferredPackages`, so none ships stale (after the build: a server running meanwhile keeps its files). */
+function removeStaleDeferred(outdir) {
+  const directory = path.join(outdir, 'deferred');
+  if (!existsSync(directory)) return;
+  const current = new Set(Object.keys(deferredEntries).map((entry) => path.basename(entry)));
+  for (const file of readdirSync(directory)) {
+    if (!current.has(file.replace(/\.js(\.map)?$/, ''))) rmSync(path.join(directory, file), { force: true });
   }
 }
 
