@@ -13,8 +13,8 @@
  *   numbering and the backlog live in the store, so they survive a restart, and instances sharing a
  *   store (PostgreSQL) number one topic together without ever giving two events the same number.
  *   Live delivery reaches the subscribers of the publishing process at once; another process's
- *   subscribers receive its events on replay, and live once they are woken (a PostgreSQL
- *   LISTEN/NOTIFY adapter's job).
+ *   subscribers receive its events on replay, and live once they are woken (on PostgreSQL,
+ *   `PostgresEventBus` wakes them with LISTEN/NOTIFY).
  */
 export const EventBus = Symbol.for('runloom.EventBus');
 export const DurableEventBus = Symbol.for('runloom.DurableEventBus');
