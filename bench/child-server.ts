@@ -22,6 +22,14 @@ export interface BenchClient {
   secret: string;
 }
 
+/**
+ * The flags of one instance of several sharing a deployment (ARCHITECTURE.md, "Beyond one
+ * machine"): the database, and under `root` the blob store and the workspaces volume, and the key.
+ */
+export function sharedInstanceFlags(databaseUrl: string, root: string, secretKey: string): string[] {
+  return ['--database-url', databaseUrl, '--blob-store', path.join(root, 'blobs'), '--workspaces-dir', path.join(root, 'workspaces'), '--secret-key', secretKey];
+}
+
 /** The `--bootstrap-client` flag creating `client`. */
 export function bootstrapFlag(client: BenchClient): string[] {
   return ['--bootstrap-client', `${client.account}:${client.id}:${client.secret}`];

@@ -4,9 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, median, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, median, sharedInstanceFlags, startChildServer } from './child-server';
 import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
 import { CLIENT, connect } from './runs.bench';
+import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scratch-database';
 
 /**
  * Runs on one instance and on two sharing one PostgreSQL database (a fresh database each, one blob
@@ -24,7 +25,6 @@ import { CLIENT, connect } from './runs.bench';
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
-const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLOOM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
 const WARMUP_RUNS = 200;
@@ -40,10 +40,7 @@ interface Figures {
 
 /** `instances` servers on a fresh database; runs submitted to them in turn. */
 async function measure(instances: number, admin: pg.Client, vendorUrl: string, workDir: string): Promise<Figures> {
-  const name = `runloom_multibench_${randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  const url = new URL(DATABASE_URL);
-  url.pathname = `/${name}`;
+  const scratch = await createScratchDatabase(admin, BENCH_DATABASE_URL, 'runloom_multibench');
   const shared = fs.mkdtempSync(path.join(workDir, 'shared-'));
   const secretKey = randomBytes(32).toString('base64');
   const servers: ChildServer[] = [];
@@ -61,14 +58,7 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
             '0',
             '--data-dir',
             dataDir,
-            '--database-url',
-            url.toString(),
-            '--blob-store',
-            path.join(shared, 'blobs'),
-            '--workspaces-dir',
-            path.join(shared, 'workspaces'),
-            '--secret-key',
-            secretKey,
+            ...sharedInstanceFlags(scratch.url, shared, secretKey),
             '--rate-limit',
             '0',
             '--allow-private-network',
@@ -86,7 +76,7 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
       config_content_parsed: { type: 'prompt', prompt: FAKE_PROMPT, llms: [{ provider: 'openai', model: FAKE_MODEL }] },
     }, [201])) as { id: string };
     // Progress is read from the database, not asked of the servers: their CPU is the runs' alone.
-    const database = new pg.Client({ connectionString: url.toString() });
+    const database = new pg.Client({ connectionString: scratch.url });
     await database.connect();
     let ownTransactions = 0;
     const count = async (sql: string) => {
@@ -108,7 +98,7 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
       return runs / seconds;
     };
     const cpu = () => servers.reduce((sum, server) => sum + server.cpuMs(), 0);
-    const transactions = () => count(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = '${name}'`);
+    const transactions = () => count(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = '${scratch.name}'`);
     try {
       await runsCompletedPerSecond(WARMUP_RUNS);
       const cpuBefore = cpu();
@@ -126,20 +116,15 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await scratch.drop();
     fs.rmSync(shared, { recursive: true, force: true });
   }
 }
 
 export async function run(): Promise<BenchResult[]> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  try {
-    await admin.connect();
-  } catch (error) {
-    process.stderr.write(`  multi-instance: skipped, PostgreSQL at ${DATABASE_URL} cannot be reached (${(error as Error).message})\n`);
-    return [];
-  }
+  const admin = await connectAdmin('multi-instance');
+  if (!admin) return [];
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-multi-'));
   const vendor = await startFakeVendor(workDir);
   try {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { Logger as GraphileLogger, run as runGraphileWorker, type Runner } from 'graphile-worker';
 import pg from 'pg';
@@ -9,6 +8,7 @@ import { openPostgresDatabase, type PostgresDatabase } from '../packages/core/sr
 import { DatabaseJobQueue, jobMigrations } from '../packages/core/src/adapters/queue/database-job-queue';
 import { type BenchResult, benchResult } from './bench-result';
 import { median } from './child-server';
+import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scratch-database';
 
 /**
  * The `JobQueue` workload on PostgreSQL: Runloom's `DatabaseJobQueue` on `PostgresDatabase` beside
@@ -29,7 +29,6 @@ import { median } from './child-server';
  * free handler. `BENCH_PG_QUEUE_JOBS` (default 3000), `BENCH_PG_QUEUE_ROUNDS` (default 3).
  */
 
-const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLOOM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const JOBS = Number(process.env.BENCH_PG_QUEUE_JOBS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_PG_QUEUE_ROUNDS ?? 3);
 const PACED = 400;
@@ -243,10 +242,7 @@ function backendCpuMeter(admin: pg.Client, database: string): { stop(): Promise<
 
 /** One round of the workload on a fresh database. */
 async function measure(factory: EngineFactory, admin: pg.Client): Promise<Figures> {
-  const name = `runloom_qbench_${randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  const url = new URL(DATABASE_URL);
-  url.pathname = `/${name}`;
+  const scratch = await createScratchDatabase(admin, BENCH_DATABASE_URL, 'runloom_qbench');
   const started = new Map<number, number[]>();
   const finished = new Set<number>();
   const failedAt = new Map<number, number>();
@@ -264,10 +260,10 @@ async function measure(factory: EngineFactory, admin: pg.Client): Promise<Figure
   const allFinished = async (count: number): Promise<void> => {
     while (finished.size < count) await new Promise<void>((resolve) => (wake = resolve));
   };
-  const engine = await factory.start(url.toString(), handler);
+  const engine = await factory.start(scratch.url, handler);
   try {
     // Throughput: JOBS jobs from 10 producers at once, all due now, none failing.
-    const databaseCpu = backendCpuMeter(admin, name);
+    const databaseCpu = backendCpuMeter(admin, scratch.name);
     const clientBefore = process.cpuUsage();
     const begun = performance.now();
     let next = 0;
@@ -319,7 +315,7 @@ async function measure(factory: EngineFactory, admin: pg.Client): Promise<Figure
     };
   } finally {
     await engine.stop();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await scratch.drop();
   }
 }
 
@@ -329,13 +325,8 @@ function percentile(values: number[], fraction: number): number {
 }
 
 export async function run(): Promise<BenchResult[]> {
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  try {
-    await admin.connect();
-  } catch (error) {
-    process.stderr.write(`  pg-queue: skipped, PostgreSQL at ${DATABASE_URL} cannot be reached (${(error as Error).message})\n`);
-    return [];
-  }
+  const admin = await connectAdmin('pg-queue');
+  if (!admin) return [];
   try {
     const engines = [runloomEngine, pgBossEngine, graphileWorkerEngine];
     const rounds = new Map<string, Figures[]>(engines.map((engine) => [engine.name, []]));

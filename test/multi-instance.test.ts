@@ -8,7 +8,8 @@ import pg from 'pg';
 import { createTestSchema, TEST_DATABASE_URL } from '../packages/core/test-support/postgres-test-store';
 import { createRunloom, type Runloom } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
-import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, startChildServer } from '../bench/child-server';
+import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, sharedInstanceFlags, startChildServer } from '../bench/child-server';
+import { createScratchDatabase } from '../bench/scratch-database';
 import { CallbackSink } from './support/callback-sink';
 import { assemble, gate, readChunks, readUntil, textOf } from './support/threads';
 import { waitUntil } from './support/wait';
@@ -27,22 +28,19 @@ const FAILOVER_MS = 10_000;
 
 type Json = Record<string, any>;
 
-/** A fresh database on the test server, named for this run; dropped at the end. */
+/** A fresh database on the test server, named for this run, with a connection to it; dropped at the end. */
 async function createDatabase(): Promise<{ url: string; query(sql: string): Promise<Json[]>; drop(): Promise<void> }> {
-  const name = `runloom_multi_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  const client = new pg.Client({ connectionString: url.toString() });
+  const scratch = await createScratchDatabase(admin, TEST_DATABASE_URL, 'runloom_multi');
+  const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
   return {
-    url: url.toString(),
+    url: scratch.url,
     query: async (sql) => (await client.query(sql)).rows as Json[],
     async drop() {
       await client.end();
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await scratch.drop();
       await admin.end();
     },
   };
@@ -130,14 +128,7 @@ describe('several instances on one PostgreSQL database', function () {
         '0',
         '--data-dir',
         dataDir,
-        '--database-url',
-        database.url,
-        '--blob-store',
-        path.join(root, 'blobs'),
-        '--workspaces-dir',
-        path.join(root, 'workspaces'),
-        '--secret-key',
-        secretKey,
+        ...sharedInstanceFlags(database.url, root, secretKey),
         '--allow-private-network',
         '--enable-shell-commands',
         '--rate-limit',
