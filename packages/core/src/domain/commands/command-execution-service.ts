@@ -11,7 +11,7 @@ import type { Lifecycle } from '../lifecycle';
 import { Repository } from '../storage/repository';
 import { ThreadService } from '../threads/thread-service';
 import { type FollowedSource, LiveRelay } from '../workspace-events/live-relay';
-import { WorkspaceEvents } from '../workspace-events/workspace-events';
+import { WorkspaceEvents, type WorkspaceEventSubscription } from '../workspace-events/workspace-events';
 import { WorkspaceConfigService } from '../workspaces/workspace-config-service';
 import { WorkspaceService } from '../workspaces/workspace-service';
 import { CommandRunners, ExecutionCancelled, latestProcessRun, noProcessSpec, ProcessRuns, type RunnerOutcome, shellCommandsDisabled } from './command-runners';
@@ -227,7 +227,9 @@ export class CommandExecutionService implements Lifecycle {
         });
       }
     };
+    let lastStatus: CommandExecution['status'] | undefined;
     const status = (execution: CommandExecution): void => {
+      lastStatus = execution.status;
       if (!withOutput) return push({ type: 'status', execution });
       const { output, ...rest } = execution;
       // An execution that ran elsewhere (or ended before it could be followed): its whole output at its end.
@@ -239,8 +241,9 @@ export class CommandExecutionService implements Lifecycle {
       if (event.data.status === 'running') attach();
       status(event.data);
     });
-    // Status changes arrive on this process's bus; an execution run by another instance is seen by
-    // reading its record now and then, and when the relay says it ended.
+    // Status changes arrive on this process's bus; those of an execution run by another instance on
+    // the workspace's events (shared by the instances), when the relay says it ended, and by
+    // reading its record now and then.
     const recheck = (): void => {
       this.database.get(EXECUTIONS, executionId).then(
         (current) => {
@@ -252,6 +255,7 @@ export class CommandExecutionService implements Lifecycle {
         () => wake?.(),
       );
     };
+    let workspaceFollow: WorkspaceEventSubscription | undefined;
     const onAbort = (): void => wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
@@ -266,6 +270,14 @@ export class CommandExecutionService implements Lifecycle {
         yield* pending;
         return;
       }
+      workspaceFollow = this.workspaceEvents.subscribe(record.workspace_id, ({ event }) => {
+        const changed = event.type === 'command.execution.updated' ? (event.execution as Omit<CommandExecution, 'output'>) : undefined;
+        if (changed?.id !== executionId || changed.status === lastStatus) return;
+        // The final one is read whole (its output); a change on the way is passed on.
+        if (isFinished(changed.status)) return recheck();
+        attach({ ...record, status: changed.status });
+        status({ ...changed, output: '' });
+      });
       attach(record);
       const meanwhile = pending.splice(0);
       status(toExecutionView(record));
@@ -285,6 +297,7 @@ export class CommandExecutionService implements Lifecycle {
       }
     } finally {
       subscription.unsubscribe();
+      workspaceFollow?.unsubscribe();
       outputFollow?.unsubscribe();
       relayed?.leave();
       signal?.removeEventListener('abort', onAbort);
