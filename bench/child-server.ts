@@ -22,6 +22,14 @@ export interface BenchClient {
   secret: string;
 }
 
+/** The built CLI (`npm run build`). */
+export const RUNLOOM_CLI = path.resolve(__dirname, '..', 'packages/server-adapter/dist/cli.js');
+
+/** `node` arguments running `runloom serve` on a free port with `dataDir` and `flags`. */
+export function serveArgs(dataDir: string, flags: string[]): string[] {
+  return [RUNLOOM_CLI, 'serve', '--port', '0', '--data-dir', dataDir, ...flags];
+}
+
 /**
  * The flags of one instance of several sharing a deployment (ARCHITECTURE.md, "Beyond one
  * machine"): the database, and under `root` the blob store and the workspaces volume, and the key.

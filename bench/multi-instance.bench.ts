@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, median, sharedInstanceFlags, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, median, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from './child-server';
 import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
 import { CLIENT, connect } from './runs.bench';
 import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scratch-database';
@@ -23,8 +23,6 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
  * profiles the servers (`node --cpu-prof`, a folder per configuration).
  */
 
-const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
 const WARMUP_RUNS = 200;
@@ -52,17 +50,7 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
         await startChildServer(
           [
             ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, `${instances}-instance`)}`] : []),
-            CLI,
-            'serve',
-            '--port',
-            '0',
-            '--data-dir',
-            dataDir,
-            ...sharedInstanceFlags(scratch.url, shared, secretKey),
-            '--rate-limit',
-            '0',
-            '--allow-private-network',
-            ...bootstrapFlag(CLIENT),
+            ...serveArgs(dataDir, [...sharedInstanceFlags(scratch.url, shared, secretKey), '--rate-limit', '0', '--allow-private-network', ...bootstrapFlag(CLIENT)]),
           ],
           shared,
         ),
@@ -122,7 +110,7 @@ async function measure(instances: number, admin: pg.Client, vendorUrl: string, w
 }
 
 export async function run(): Promise<BenchResult[]> {
-  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
+  if (!fs.existsSync(RUNLOOM_CLI)) throw new Error(`${RUNLOOM_CLI} is missing: run 'npm run build' first (npm run bench does)`);
   const admin = await connectAdmin('multi-instance');
   if (!admin) return [];
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-multi-'));

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createTestSchema, TEST_DATABASE_URL } from '../packages/core/test-support/postgres-test-store';
 import { createRunloom, type Runloom } from '../packages/core/src/index';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
-import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, sharedInstanceFlags, startChildServer } from '../bench/child-server';
+import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from '../bench/child-server';
 import { createScratchDatabase } from '../bench/scratch-database';
 import { CallbackSink } from './support/callback-sink';
 import { assemble, gate, readChunks, readUntil, textOf } from './support/threads';
@@ -21,7 +21,6 @@ import { waitUntil } from './support/wait';
  * `kill -9` of one hands its work to the other within the failover bound.
  */
 
-const CLI = path.resolve(__dirname, '..', 'packages/server-adapter/dist/cli.js');
 const CLIENT = { account: 'acct-multi', id: 'multi-client', secret: 'multi-client-secret-0123456789' };
 /** What DESIGN promises: a dead instance's work is taken over within this. */
 const FAILOVER_MS = 10_000;
@@ -121,20 +120,7 @@ describe('several instances on one PostgreSQL database', function () {
     const dataDir = path.join(root, name);
     fs.mkdirSync(dataDir);
     return startChildServer(
-      [
-        CLI,
-        'serve',
-        '--port',
-        '0',
-        '--data-dir',
-        dataDir,
-        ...sharedInstanceFlags(database.url, root, secretKey),
-        '--allow-private-network',
-        '--enable-shell-commands',
-        '--rate-limit',
-        '0',
-        ...bootstrapFlag(CLIENT),
-      ],
+      serveArgs(dataDir, [...sharedInstanceFlags(database.url, root, secretKey), '--allow-private-network', '--enable-shell-commands', '--rate-limit', '0', ...bootstrapFlag(CLIENT)]),
       root,
     );
   };
@@ -148,7 +134,7 @@ describe('several instances on one PostgreSQL database', function () {
   const runStatus = async (instance: Instance, id: string): Promise<string> => (await expectStatus(instance.call('GET', `/v1/run/${id}`), [200])).status as string;
 
   before(async function () {
-    if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm test does)`);
+    if (!fs.existsSync(RUNLOOM_CLI)) throw new Error(`${RUNLOOM_CLI} is missing: run 'npm run build' first (npm test does)`);
     database = await createDatabase();
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-multi-'));
     fake = await startFakeVendor('openai');
