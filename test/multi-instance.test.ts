@@ -22,7 +22,7 @@ import { waitUntil } from './support/wait';
  */
 
 const CLIENT = { account: 'acct-multi', id: 'multi-client', secret: 'multi-client-secret-0123456789' };
-/** What DESIGN promises: a dead instance's work is taken over within this. */
+/** The failover bound (ARCHITECTURE.md, "Failover"): a dead instance's work is taken over within this. */
 const FAILOVER_MS = 10_000;
 
 type Json = Record<string, any>;
