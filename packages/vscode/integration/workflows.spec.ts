@@ -53,7 +53,7 @@ export function workflowTests(): void {
       const [tools] = await api.commandsView.getChildren();
       const [shout] = await api.commandsView.getChildren(tools);
       assert.equal(api.commandsView.getTreeItem(shout!).label, 'shout');
-      await assert.rejects(Promise.resolve(vscode.commands.executeCommand('runloom.runCommand', shout, ['loudly'])), /shell commands are disabled/);
+      await assert.rejects(Promise.resolve(vscode.commands.executeCommand('runloom.runCommand', shout, ['loudly'])), /runloom.commands.allowShell/);
       const settings = vscode.workspace.getConfiguration('runloom');
       // The extension hears the change first (it registered earlier), so the server knows before the run.
       const changed = new Promise<void>((resolve) => {

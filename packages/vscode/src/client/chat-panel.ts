@@ -51,11 +51,14 @@ export class ChatPanels implements vscode.Disposable {
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly client: LanguageClient,
+    /** Called when a reply has ended (the Threads view shows which threads are replying). */
+    onReplyEnded: () => void,
   ) {
     this.subscriptions.push(
       client.onNotification(ReplyChunks.type, ({ workspaceId, threadId, chunks, ended }) => {
         const key = keyOf(workspaceId, threadId);
         this.status.set(key, !ended);
+        if (ended) onReplyEnded();
         this.panels.get(key)?.post({ type: 'chunks', chunks, ended });
       }),
     );

@@ -30,7 +30,8 @@ export class CommandsView extends FolderTreeView<Node> {
       if (status === undefined) return;
       execution.status = status;
       this.showRunning();
-      this.output.appendLine(`\n── ${trigger} ${status}${error ? `: ${error}` : ''}`);
+      const lineEnd = execution.text === '' || execution.text.endsWith('\n') ? '' : '\n';
+      this.output.appendLine(`${lineEnd}── ${trigger} ${status}${error ? `: ${error}` : ''}`);
       for (const resolve of this.endWaiters.get(runId) ?? []) resolve({ status, text: execution.text });
       this.endWaiters.delete(runId);
     });
@@ -93,7 +94,12 @@ export class CommandsView extends FolderTreeView<Node> {
     }
     this.output.show(true);
     this.output.appendLine(`── ${command.trigger} ${values.join(' ')}`.trimEnd());
-    const { runId } = await this.client.sendRequest(ExecuteCommand.type, { workspaceId: command.workspaceId, trigger: command.trigger, args: values });
+    const { runId } = await this.client.sendRequest(ExecuteCommand.type, { workspaceId: command.workspaceId, trigger: command.trigger, args: values }).catch((error: unknown) => {
+      // Refused before it ran (a missing arg, shell commands off): the channel says why too.
+      const message = error instanceof Error ? error.message : String(error);
+      this.output.appendLine(`── ${command.trigger} refused: ${message.replace(/^Request \S+ failed with message: /, '')}`);
+      throw error;
+    });
     this.executionOf(runId, command.trigger, command.workspaceId);
     this.showRunning();
     return runId;

@@ -73,7 +73,8 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
   context.subscriptions.push(languageClient);
 
   const threads = new ThreadsView(languageClient);
-  const panels = new ChatPanels(context.extensionUri, languageClient);
+  const threadsTree = vscode.window.createTreeView('runloom.threads', { treeDataProvider: threads });
+  const panels = new ChatPanels(context.extensionUri, languageClient, () => threads.refresh());
   const commandsView = new CommandsView(languageClient);
   const processRuns = new ProcessRunsView(languageClient);
   context.subscriptions.push(
@@ -81,7 +82,7 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     threads,
     commandsView,
     processRuns,
-    vscode.window.createTreeView('runloom.threads', { treeDataProvider: threads }),
+    threadsTree,
     vscode.window.createTreeView('runloom.commands', { treeDataProvider: commandsView }),
     vscode.window.createTreeView('runloom.processRuns', { treeDataProvider: processRuns }),
   );
@@ -182,6 +183,8 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
         output.appendLine(`Runloom could not open the folders' workspaces: ${error}`);
         void vscode.window.showErrorMessage(`Runloom could not start: ${error}`);
       }
+      // Which server the views show, when it is not the editor's own.
+      threadsTree.description = settings.remote?.url.replace(/^https?:\/\//, '');
       threads.setWorkspaces(opened);
       commandsView.setWorkspaces(opened);
       processRuns.setWorkspaces(opened);

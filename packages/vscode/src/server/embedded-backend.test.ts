@@ -111,11 +111,11 @@ describe('EmbeddedBackend (the core in the language server)', function () {
   });
 
   it('runs shell commands only while the editor allows them (the setting, in a trusted workspace)', async () => {
-    await assert.rejects(backend.executeCommand(workspaceId, 'hello', []), /shell commands are disabled/);
+    await assert.rejects(backend.executeCommand(workspaceId, 'hello', []), /runloom.commands.allowShell/);
     backend.setShellCommands(true);
     const { updates } = await backend.executeCommand(workspaceId, 'hello', []);
     assert.deepEqual(await drain(updates), { output: 'hi\n', status: 'succeeded', error: undefined });
     backend.setShellCommands(false);
-    await assert.rejects(backend.executeCommand(workspaceId, 'hello', []), /shell commands are disabled/);
+    await assert.rejects(backend.executeCommand(workspaceId, 'hello', []), /runloom.commands.allowShell/);
   });
 });

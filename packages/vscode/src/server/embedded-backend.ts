@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import nodePath from 'node:path';
-import { type Command, type ProcessRunView, PROVIDER_NAMES, type ThreadMetadata, type UIMessage } from '@runloom/core';
+import { type Command, DomainError, type ProcessRunView, PROVIDER_NAMES, type ThreadMetadata, type UIMessage } from '@runloom/core';
 import { isWorkspaceTempName } from '@runloom/core/node';
 import type { ChatMessage, CommandItem, ProcessRunItem, ThreadListItem } from '../common/protocol';
 import { EDITOR_ACCOUNT, type EmbeddedRunloom, holdCredentials } from './embedded-runloom';
@@ -9,6 +9,7 @@ import { type ExecutionUpdate, FINISHED_EXECUTION, type FolderFileChange, type R
 
 /** Listed per view refresh: far more than a side panel shows. */
 const PAGE = { limit: 500, offset: 0 };
+const SHELL_OFF = 'shell commands are off in this editor: turn on the setting runloom.commands.allowShell (it applies in a trusted workspace only)';
 /** Entries of a new folder looked at for files a watcher did not report one by one. */
 const NEW_FOLDER_ENTRIES = 1_000;
 
@@ -81,7 +82,11 @@ export class EmbeddedBackend implements RunloomBackend {
   }
 
   async executeCommand(workspaceId: string, trigger: string, args: string[]): Promise<{ runId: string; updates: AsyncIterable<ExecutionUpdate> }> {
-    const { runId } = await this.runloom.commandExecutions.execute(EDITOR_ACCOUNT, workspaceId, trigger, { args });
+    const { runId } = await this.runloom.commandExecutions.execute(EDITOR_ACCOUNT, workspaceId, trigger, { args }).catch((error: unknown) => {
+      // The core names the server's flag; in the editor the setting and Workspace Trust decide.
+      if (!this.embedded.shell.enabled && error instanceof DomainError && error.code === 'FORBIDDEN') throw DomainError.forbidden(SHELL_OFF);
+      throw error;
+    });
     const events = await this.runloom.commandExecutions.follow(EDITOR_ACCOUNT, workspaceId, trigger, runId);
     return {
       runId,
