@@ -111,16 +111,19 @@ export class DatabaseEventBus implements EventBus {
     if (this.closed) throw new Error('event bus is closed');
     const state = this.topic(topic);
     const after = options.after;
+    // Without `after`: from the newest event this process knows of, else from the stored head (read
+    // while live events are held aside, so one stored by another instance meanwhile is not skipped).
+    const start = after ?? state.head;
     const subscriber = new BusSubscriber(
-      // Without `after`: from the newest event this process knows of (the first one delivered, when none).
-      after ?? state.head,
+      start,
       handler as (event: BusEvent<unknown>) => void,
       (error, event) => this.logger?.warn({ topic: event.topic, seq: event.seq, error: errorMessage(error) }, 'event handler failed'),
       (self) => state.subscribers.delete(self),
-      after !== undefined,
+      start === undefined || after !== undefined,
     );
     state.subscribers.add(subscriber);
     if (after !== undefined) void this.replay(subscriber, topic, after);
+    else if (start === undefined) void this.startAtHead(subscriber, topic);
     return subscriber;
   }
 
@@ -227,7 +230,7 @@ export class DatabaseEventBus implements EventBus {
     const behind = Math.min(known, ...[...state.subscribers].map((subscriber) => subscriber.lastSeen ?? known));
     if (behind >= before - 1) return;
     try {
-      const missed = await this.read(state.name, { after: behind });
+      const missed = await this.readStored(state.name, behind);
       this.dispatch(state, missed.filter((event) => event.seq < before));
     } catch (error) {
       this.logger?.warn({ topic: state.name, error: errorMessage(error) }, 'reading events published elsewhere failed');
@@ -255,6 +258,21 @@ export class DatabaseEventBus implements EventBus {
     subscriber.release(events, resumeAfter);
   }
 
+  /**
+   * Starts `subscriber` (no `after`, the topic's head unknown here) at the stored head, or before the
+   * first live event it was handed meanwhile; what is stored past that comes first.
+   */
+  private async startAtHead(subscriber: BusSubscriber, topic: string): Promise<void> {
+    try {
+      const head = await this.readHead(topic);
+      const from = Math.min(head, (subscriber.firstHeld ?? Number.POSITIVE_INFINITY) - 1);
+      subscriber.release(await this.readStored(topic, from), from);
+    } catch (error) {
+      this.logger?.error({ topic, error: errorMessage(error) }, 'reading where a topic stands failed; delivering live events only');
+      subscriber.release([]);
+    }
+  }
+
   /** The retained events of `topic` numbered above `after`, oldest first: at most the newest `backlogPerTopic`. */
   private async read(topic: string, range: { after: number }): Promise<BusEvent<unknown>[]> {
     const docs = (await this.database.find(BUS_EVENTS_COLLECTION, {
@@ -268,6 +286,16 @@ export class DatabaseEventBus implements EventBus {
       .filter((doc) => doc.seq > newest - this.backlogPerTopic)
       .reverse()
       .map((doc) => ({ topic, seq: doc.seq, data: doc.data }));
+  }
+
+  /**
+   * Every stored event of `topic` numbered above `after`, oldest first: what live subscribers
+   * missed, not bounded by the replay's backlog (a subscriber behind by more than it still gets
+   * each event not trimmed yet).
+   */
+  private async readStored(topic: string, after: number): Promise<BusEvent<unknown>[]> {
+    const docs = (await this.database.find(BUS_EVENTS_COLLECTION, { where: { topic, seq: { gt: after } }, orderBy: [{ field: 'seq' }] })) as EventDoc[];
+    return docs.map((doc) => ({ topic, seq: doc.seq, data: doc.data }));
   }
 
   private async readHead(topic: string): Promise<number> {

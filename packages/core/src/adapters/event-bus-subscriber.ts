@@ -36,6 +36,11 @@ export class BusSubscriber implements Subscription {
     return this.holding ? undefined : this.lastSeq;
   }
 
+  /** The number of the first live event held aside while holding, if any. */
+  get firstHeld(): number | undefined {
+    return this.holding ? this.pending[0]?.seq : undefined;
+  }
+
   deliver(...events: BusEvent<unknown>[]): void {
     this.pending.push(...events);
     this.drain();
@@ -43,10 +48,13 @@ export class BusSubscriber implements Subscription {
 
   /**
    * Ends `holding`: delivers `replayed` (oldest first), then the live events that arrived meanwhile.
-   * `resumeAfter` moves the last number seen back (never forward) when the store's numbering is behind it.
+   * `resumeAfter` moves the last number seen back (never forward) when the store's numbering is behind it,
+   * or sets it when none was known.
    */
   release(replayed: readonly BusEvent<unknown>[], resumeAfter?: number): void {
-    if (resumeAfter !== undefined && this.lastSeq !== undefined) {
+    if (resumeAfter !== undefined && this.lastSeq === undefined) {
+      this.lastSeq = resumeAfter;
+    } else if (resumeAfter !== undefined && this.lastSeq !== undefined) {
       // Live events that arrived while holding were published after subscribing: all of them are due.
       const firstLive = this.pending[0]?.seq ?? Number.POSITIVE_INFINITY;
       this.lastSeq = Math.min(this.lastSeq, resumeAfter, firstLive - 1);

@@ -18,20 +18,26 @@ async function openBus(open: () => Promise<PostgresDatabase>, backlogPerTopic: n
 
 describeEventBusContract('PostgresEventBus (LISTEN/NOTIFY, a connection pool per instance)', async ({ backlogPerTopic }) => {
   const schema = createTestSchema();
-  const databases: PostgresDatabase[] = [];
+  const opened: { bus: PostgresEventBus; database: PostgresDatabase }[] = [];
   const open = async () => {
-    const opened = await openBus(() => schema.open(), backlogPerTopic);
-    databases.push(opened.database);
-    return opened.bus;
+    const instance = await openBus(() => schema.open(), backlogPerTopic);
+    opened.push(instance);
+    return instance.bus;
   };
   return {
     bus: await open(),
     liveAcrossInstances: true,
-    // A restart is a new instance on the same schema; the closed bus's pool is closed at cleanup.
-    reopen: open,
+    // A restart: the bus closes (its listening session with it), a new instance opens on the same schema.
+    async reopen() {
+      await opened.at(-1)!.bus.close();
+      return open();
+    },
     another: open,
     async cleanup() {
-      for (const database of databases) await database.close();
+      for (const { bus, database } of opened) {
+        await bus.close();
+        await database.close();
+      }
       await schema.drop();
     },
   };
