@@ -174,7 +174,7 @@ export async function connect(baseUrl: string): Promise<Api> {
  * runs completed per second from the first submission to the last completion. Any run that did
  * not succeed voids the figure.
  */
-export async function completedRunsPerSecond(api: Api, runnableId: string, submitRun: () => Promise<void>, count: number): Promise<number> {
+async function completedRunsPerSecond(api: Api, runnableId: string, submitRun: () => Promise<void>, count: number): Promise<number> {
   const started = performance.now();
   await inParallel(count, submitRun);
   for (;;) {
