@@ -103,7 +103,9 @@ const pgBossEngine: EngineFactory = {
   async start(url, handler) {
     const pool = await applicationPool(url);
     const boss = new PgBoss({ connectionString: url, max: CONCURRENCY, supervise: true, schedule: false });
-    boss.on('error', (error) => process.stderr.write(`  pg-boss: ${error.message}\n`));
+    let stopping = false;
+    // Once stopping, a connection it still had is ended by the database's drop: no news.
+    boss.on('error', (error) => stopping || process.stderr.write(`  pg-boss: ${error.message}\n`));
     await boss.start();
     await boss.createQueue(QUEUE, { name: QUEUE, retryLimit: 1, retryDelay: RETRY_BACKOFF_MS / 1000, retryBackoff: false });
     for (let worker = 0; worker < CONCURRENCY; worker += 1) {
@@ -128,6 +130,7 @@ const pgBossEngine: EngineFactory = {
         }),
       orders: async () => Number((await pool.query('SELECT count(*) AS n FROM bench_orders')).rows[0].n),
       async stop() {
+        stopping = true;
         await boss.stop({ graceful: true, wait: true, close: true });
         await pool.end();
       },
