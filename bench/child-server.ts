@@ -32,10 +32,16 @@ export function serveArgs(dataDir: string, flags: string[]): string[] {
 
 /**
  * The flags of one instance of several sharing a deployment (ARCHITECTURE.md, "Beyond one
- * machine"): the database, and under `root` the blob store and the workspaces volume, and the key.
+ * machine"): the database, the blob store (by default a folder under `root`), the workspaces
+ * volume under `root`, and the key.
  */
-export function sharedInstanceFlags(databaseUrl: string, root: string, secretKey: string): string[] {
-  return ['--database-url', databaseUrl, '--blob-store', path.join(root, 'blobs'), '--workspaces-dir', path.join(root, 'workspaces'), '--secret-key', secretKey];
+export function sharedInstanceFlags(
+  databaseUrl: string,
+  root: string,
+  secretKey: string,
+  blobStoreFlags: string[] = ['--blob-store', path.join(root, 'blobs')],
+): string[] {
+  return ['--database-url', databaseUrl, ...blobStoreFlags, '--workspaces-dir', path.join(root, 'workspaces'), '--secret-key', secretKey];
 }
 
 /** The `--bootstrap-client` flag creating `client`. */

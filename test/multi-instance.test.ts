@@ -11,16 +11,19 @@ import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/tes
 import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from '../bench/child-server';
 import { createScratchDatabase } from '../bench/scratch-database';
 import { CallbackSink } from './support/callback-sink';
+import { S3_CREDENTIALS, S3Server } from './support/s3-server';
 import { assemble, gate, readChunks, readUntil, textOf } from './support/threads';
 import { waitUntil } from './support/wait';
 
 /**
  * Several `runloom serve` processes behind one load balancer (ARCHITECTURE.md, "Beyond one
- * machine"): two built servers on one fresh PostgreSQL database, one blob store folder, one
- * workspaces folder and one secret key. Requests go to either; the work is done once, and a
+ * machine"): two built servers on one fresh PostgreSQL database, one S3-compatible blob store
+ * (s3rver), one workspaces folder and one secret key. Requests go to either; the work is done once, and a
  * `kill -9` of one hands its work to the other within the failover bound.
  */
 
+/** The bucket of the instances' shared blob store. */
+const BUCKET = 'runloom-multi';
 const CLIENT = { account: 'acct-multi', id: 'multi-client', secret: 'multi-client-secret-0123456789' };
 /** The failover bound (ARCHITECTURE.md, "Failover"): a dead instance's work is taken over within this. */
 const FAILOVER_MS = 10_000;
@@ -112,6 +115,7 @@ describe('several instances on one PostgreSQL database', function () {
   let database: Awaited<ReturnType<typeof createDatabase>>;
   let root: string;
   let fake: FakeVendorServer;
+  let s3: S3Server;
   let a: Instance;
   let b: Instance;
   let runnableId: string;
@@ -119,9 +123,24 @@ describe('several instances on one PostgreSQL database', function () {
   const serve = (name: string): Promise<ChildServer> => {
     const dataDir = path.join(root, name);
     fs.mkdirSync(dataDir);
+    const blobStore = ['--blob-store', `s3://${BUCKET}/shared`, '--s3-endpoint', s3.endpoint];
     return startChildServer(
-      serveArgs(dataDir, [...sharedInstanceFlags(database.url, root, secretKey), '--allow-private-network', '--enable-shell-commands', '--rate-limit', '0', ...bootstrapFlag(CLIENT)]),
+      serveArgs(dataDir, [
+        ...sharedInstanceFlags(database.url, root, secretKey, blobStore),
+        '--allow-private-network',
+        '--enable-shell-commands',
+        '--rate-limit',
+        '0',
+        ...bootstrapFlag(CLIENT),
+      ]),
       root,
+      {
+        AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey,
+        AWS_REGION: 'us-east-1',
+        // The SDK's notice that its 2027 releases need Node 22 (the pinned one runs on 20) is not this test's output.
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
     );
   };
   const secretKey = randomBytes(32).toString('base64');
@@ -138,6 +157,7 @@ describe('several instances on one PostgreSQL database', function () {
     database = await createDatabase();
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-multi-'));
     fake = await startFakeVendor('openai');
+    s3 = await S3Server.start([BUCKET]);
     // Both start at once on the empty database: migrations and the bootstrap client must not race.
     const [first, second] = await Promise.all([serve('a'), serve('b')]);
     [a, b] = await Promise.all([connect(first), connect(second)]);
@@ -146,6 +166,7 @@ describe('several instances on one PostgreSQL database', function () {
   after(async () => {
     await Promise.all([a?.server.stop(), b?.server.stop()]);
     await fake?.close();
+    await s3?.stop();
     await database?.drop();
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
@@ -186,6 +207,22 @@ describe('several instances on one PostgreSQL database', function () {
     } finally {
       await sink.close();
     }
+  });
+
+  it('keeps a resource uploaded on A in the shared S3 store, and B serves its bytes', async () => {
+    const bytes = randomBytes(300_000);
+    const form = new FormData();
+    form.set('file', new Blob([bytes]), 'shared.bin');
+    form.set('name', 'shared.bin');
+    const uploaded = await fetch(`${a.url}/v1/resources`, { method: 'POST', headers: { authorization: `Bearer ${await a.token()}` }, body: form });
+    assert.equal(uploaded.status, 201, await uploaded.clone().text());
+    const { id } = (await uploaded.json()) as Json;
+    const content = await fetch(`${b.url}/v1/resource/${id}/content`, { headers: { authorization: `Bearer ${await b.token()}` } });
+    assert.equal(content.status, 200);
+    assert.ok(Buffer.from(await content.arrayBuffer()).equals(bytes));
+    // The bytes are in the bucket under the store's prefix, not in either instance's data dir.
+    assert.ok(s3.objectFiles(BUCKET, 'shared/').length > 0);
+    assert.ok(!fs.existsSync(path.join(root, 'blobs')));
   });
 
   it('shows a workspace SSE client on B the file.created of an upload on A', async () => {
