@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { pipeline, Readable } from 'node:stream';
+import { finished, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import {
   EgressRefusedError,
@@ -424,7 +424,7 @@ function webResponse(response: http.IncomingMessage, url: URL, redirected: boole
       body = pipeline(response, decoder, () => undefined);
     }
   }
-  const answer = new Response(body === null ? null : (Readable.toWeb(body) as ReadableStream<Uint8Array>), {
+  const answer = new Response(body === null ? null : webBody(body), {
     status,
     statusText: response.statusMessage ?? '',
     headers,
@@ -432,6 +432,57 @@ function webResponse(response: http.IncomingMessage, url: URL, redirected: boole
   Object.defineProperty(answer, 'url', { value: url.href });
   Object.defineProperty(answer, 'redirected', { value: redirected });
   return answer;
+}
+
+/** Bytes a body's web stream queues before its source is paused until the reader catches up. */
+const BODY_QUEUE_BYTES = 64 * 1024;
+
+/**
+ * `source` as a web stream with one chunk per socket read: node emits each HTTP chunk of a read
+ * as its own `data` event (a streaming vendor writes an event per chunk), all before any reader
+ * runs; they are joined and handed over once the read is done, so a reader pays one web-stream
+ * chunk per read, not per event (`Readable.toWeb` enqueues each). The source is paused while the
+ * queue is full; cancelling the body destroys it; an error or an early close errors the body.
+ */
+function webBody(source: Readable): ReadableStream<Uint8Array> {
+  let held: Buffer[] = [];
+  let settled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const handOver = (): void => {
+          if (settled || held.length === 0) return;
+          controller.enqueue(held.length === 1 ? held[0]! : Buffer.concat(held));
+          held = [];
+          if ((controller.desiredSize ?? 0) <= 0) source.pause();
+        };
+        source.on('data', (bytes: Buffer) => {
+          // A tick queued now runs once this read's other chunks are in.
+          if (held.push(bytes) === 1) process.nextTick(handOver);
+        });
+        finished(source, (error) => {
+          if (settled) return;
+          if (error) {
+            settled = true;
+            controller.error(error);
+            return;
+          }
+          handOver();
+          settled = true;
+          controller.close();
+        });
+      },
+      pull() {
+        source.resume();
+      },
+      cancel() {
+        settled = true;
+        held = [];
+        source.destroy();
+      },
+    },
+    { highWaterMark: BODY_QUEUE_BYTES, size: (chunk) => chunk.byteLength },
+  );
 }
 
 function decoderFor(encoding: string | null): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
