@@ -16,7 +16,7 @@ import { FAKE_API_KEY, FAKE_MODEL, FAKE_PROMPT, FAKE_REQUEST_BODY, startFakeVend
  *     snapshots; a free loopback port, a scratch dir) with a worker of concurrency 32 in its own
  *     process calling the same fake, CLIENTS clients doing `queue.add` + `job.waitUntilFinished`;
  * (b) server CPU per completed run: `runloom serve`'s, and the worker's plus Redis's for the peer.
- * `BENCH_PEER_RUNS` (default 3000) sets the runs of each side.
+ * `BENCH_PEER_RUNS` (default 3000) sets the runs of each side; `BENCH_PROFILE_DIR` profiles `runloom serve`.
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -28,6 +28,7 @@ const CLIENTS = 32;
 const WORKER_CONCURRENCY = 32;
 const CLIENT = { account: 'acct-peer', id: 'bench-peer-client', secret: 'bench-peer-secret-0123456789' };
 const QUEUE = 'bench-runs';
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 /** The peer's worker: calls the fake vendor as a run would and answers its text. */
 function workerSource(redisPort: number, vendorUrl: string): string {
@@ -112,7 +113,7 @@ export async function run(): Promise<BenchResult[]> {
     // Runloom on its defaults.
     let runloomRate: number;
     let runloomCpuPerRun: number;
-    const server = await startChildServer([CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
+    const server = await startChildServer([...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
     try {
       const authorization = `Bearer ${await fetchToken(server.url, CLIENT)}`;
       const call = async (method: string, target: string, body: unknown): Promise<unknown> => {
