@@ -73,16 +73,36 @@ export class NodeWorkspaceFileSystems implements WorkspaceFileSystems {
     };
   }
 
+  /**
+   * Each workspace's files once its root is made, by root: a workspace's every request opens them
+   * (a thread reply several times), and the mkdir and realpath are two disk calls each. A root
+   * removed behind our back answers not found from then on, as the files of an open one do.
+   */
+  private readonly opened = new Map<string, Promise<NodeWorkspaceFileSystem>>();
+
   async open(workspaceId: string): Promise<WorkspaceFileSystem> {
     const root = this.rootOf(workspaceId);
-    await mkdir(root, { recursive: true });
-    // Every containment check compares real paths, so the root itself is taken real.
-    return new NodeWorkspaceFileSystem(await realpath(root));
+    let files = this.opened.get(root);
+    if (files === undefined) {
+      files = openRoot(root);
+      this.opened.set(root, files);
+      // A failed open is tried afresh next time.
+      files.catch(() => this.opened.delete(root));
+    }
+    return files;
   }
 
   async remove(workspaceId: string): Promise<void> {
-    await rm(this.rootOf(workspaceId), { recursive: true, force: true });
+    const root = this.rootOf(workspaceId);
+    this.opened.delete(root);
+    await rm(root, { recursive: true, force: true });
   }
+}
+
+async function openRoot(root: string): Promise<NodeWorkspaceFileSystem> {
+  await mkdir(root, { recursive: true });
+  // Every containment check compares real paths, so the root itself is taken real.
+  return new NodeWorkspaceFileSystem(await realpath(root));
 }
 
 /**
