@@ -53,7 +53,13 @@ export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions 
 }
 
 /** The web Request of `req` at `url`; `withBody` false when the body was already read some other way. */
-function webRequest(req: IncomingMessage, url: string, options: ToWebRequestOptions, withBody: boolean): Request {
+function webRequest(
+  req: IncomingMessage,
+  url: string,
+  options: ToWebRequestOptions,
+  withBody: boolean,
+  clientGone: ClientGoneSignal = new ClientGoneSignal(options.response),
+): Request {
   const method = req.method ?? 'GET';
   const headers = new Headers();
   const raw = req.rawHeaders;
@@ -71,7 +77,7 @@ function webRequest(req: IncomingMessage, url: string, options: ToWebRequestOpti
       init.duplex = 'half';
     }
   }
-  return new (nodeRequestClass())(url, init, options.response);
+  return new (nodeRequestClass())(url, init, clientGone);
 }
 
 /**
@@ -84,6 +90,7 @@ class NodeExchange implements Exchange {
   readonly hasBody: boolean;
   readonly remoteAddress: string | undefined;
   #request: Request | undefined;
+  #clientGone: ClientGoneSignal | undefined;
   #bodyRead = false;
 
   constructor(
@@ -117,8 +124,17 @@ class NodeExchange implements Exchange {
   }
 
   request(): Request {
-    this.#request ??= webRequest(this.req, this.url, this.options, !this.#bodyRead);
+    this.#request ??= webRequest(this.req, this.url, this.options, !this.#bodyRead, this.clientGone());
     return this.#request;
+  }
+
+  signal(): AbortSignal {
+    return this.clientGone().signal;
+  }
+
+  private clientGone(): ClientGoneSignal {
+    this.#clientGone ??= new ClientGoneSignal(this.options.response);
+    return this.#clientGone;
   }
 }
 
@@ -321,41 +337,56 @@ function serializeParsedBody(body: unknown, headers: Headers): BodyInit {
   return JSON.stringify(body);
 }
 
-type NodeRequestClass = new (url: string, init: RequestInit, response: ServerResponse | undefined) => Request;
+/**
+ * A signal that aborts when the client goes away before its answer is complete. The
+ * AbortController is made only when someone reads `signal`: handing undici's Request a signal to
+ * follow costs a fifth of a small request's translation, and most routes never look.
+ */
+class ClientGoneSignal {
+  #controller: AbortController | undefined;
+  #disconnected = false;
+
+  constructor(response: ServerResponse | undefined) {
+    if (response?.closed) {
+      // Made lazily (see NodeExchange) after the client had already gone.
+      this.#disconnected = !response.writableFinished;
+      return;
+    }
+    response?.once('close', () => {
+      if (response.writableFinished) return;
+      this.#disconnected = true;
+      this.#controller?.abort(clientGone());
+    });
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#disconnected) this.#controller.abort(clientGone());
+    }
+    return this.#controller.signal;
+  }
+}
+
+type NodeRequestClass = new (url: string, init: RequestInit, clientGone: ClientGoneSignal) => Request;
 let definedNodeRequest: NodeRequestClass | undefined;
 
 /**
- * A web Request whose `signal` aborts when the client goes away before its answer is complete.
- * The AbortController is made only when someone reads `signal`: handing undici's Request a signal
- * to follow costs a fifth of a small request's translation, and most routes never look.
+ * A web Request whose `signal` aborts when the client goes away (`ClientGoneSignal`).
  * Defined on first use: reading the global `Request` loads Node's undici, a tenth of a second of a
  * server's start that JSON exchanges (which build no web Request) never need.
  */
 function nodeRequestClass(): NodeRequestClass {
   definedNodeRequest ??= class NodeRequest extends Request {
-    #controller: AbortController | undefined;
-    #disconnected = false;
+    readonly #clientGone: ClientGoneSignal;
 
-    constructor(url: string, init: RequestInit, response: ServerResponse | undefined) {
+    constructor(url: string, init: RequestInit, clientGone: ClientGoneSignal) {
       super(url, init);
-      if (response?.closed) {
-        // Built lazily (see NodeExchange) after the client had already gone.
-        this.#disconnected = !response.writableFinished;
-        return;
-      }
-      response?.once('close', () => {
-        if (response.writableFinished) return;
-        this.#disconnected = true;
-        this.#controller?.abort(clientGone());
-      });
+      this.#clientGone = clientGone;
     }
 
     override get signal(): AbortSignal {
-      if (!this.#controller) {
-        this.#controller = new AbortController();
-        if (this.#disconnected) this.#controller.abort(clientGone());
-      }
-      return this.#controller.signal;
+      return this.#clientGone.signal;
     }
   };
   return definedNodeRequest;

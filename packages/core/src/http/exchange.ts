@@ -20,8 +20,13 @@ export interface Exchange {
    * is not valid UTF-8 (`decodeUtf8Body`).
    */
   readText(limit: number): Promise<string>;
-  /** The web `Request`, built on first call: for handlers that stream the body or watch the signal. */
+  /** The web `Request`, built on first call: for handlers that stream the body. */
   request(): Request;
+  /**
+   * Aborts when the client goes away before its answer is complete (the web Request's `signal`),
+   * without building the web `Request` for it.
+   */
+  signal(): AbortSignal;
   /** The peer's IP address (see `ConnectionInfo`); undefined when the caller did not say. */
   readonly remoteAddress: string | undefined;
 }
@@ -49,6 +54,7 @@ export function webExchange(request: Request, connection: ConnectionInfo = {}): 
     header: (name) => request.headers.get(name),
     readText: (limit) => readText(request, limit),
     request: () => request,
+    signal: () => request.signal,
   };
 }
 

@@ -38,6 +38,8 @@ export interface RouteInput<P, Q, B> {
   /** Undefined only on public routes. */
   principal: Principal;
   request: Request;
+  /** `request.signal` without building the web `Request`: aborts when the client goes away. */
+  signal: AbortSignal;
   requestId: string;
   /** The peer's IP address, as the server adapter (or the host) gave it; see `ConnectionInfo`. */
   remoteAddress: string | undefined;

@@ -135,6 +135,9 @@ export class Router {
         get request() {
           return exchange.request();
         },
+        get signal() {
+          return exchange.signal();
+        },
         requestId,
         remoteAddress: exchange.remoteAddress,
       });

@@ -24,8 +24,8 @@ export function runsRoutes(runs: RunService): RouteDefinition[] {
         400: invalid,
         404: { description: 'no such runnable, or a resource id that is not the account’s', schema: apiErrorBody },
       },
-      handle: async ({ principal, params, query, body, request }) => {
-        const submitted = await runs.submit(principal.accountId, params.id, body, query.mode, request.signal);
+      handle: async ({ principal, params, query, body, signal }) => {
+        const submitted = await runs.submit(principal.accountId, params.id, body, query.mode, signal);
         return submitted.mode === 'async' ? { status: 202, body: { id: submitted.id } } : { status: 200, body: submitted.run };
       },
     }),
