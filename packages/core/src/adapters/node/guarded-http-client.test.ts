@@ -132,6 +132,41 @@ describe('GuardedHttpClient', () => {
     assert.match(String(sink.requests[0]?.headers['accept-encoding']), /gzip/);
   });
 
+  it('fetch hands the body over one chunk per socket read: HTTP chunks written together arrive joined, in order', async () => {
+    const events = Array.from({ length: 500 }, (_, index) => `data: ${index}\n\n`);
+    sink.respond = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      // One socket write of 500 HTTP chunks, as a vendor streaming events as fast as it can sends them.
+      response.cork();
+      for (const event of events) response.write(event);
+      response.uncork();
+      response.end();
+    };
+    const response = await new GuardedHttpClient({ egress: { allowPrivateNetwork: true } }).fetch(`http://127.0.0.1:${sink.port}/`);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of response.body!) chunks.push(chunk);
+    assert.equal(Buffer.concat(chunks).toString('utf8'), events.join(''));
+    assert.ok(chunks.length < events.length / 10, `${chunks.length} body chunks for one write of ${events.length} HTTP chunks`);
+  });
+
+  it('fetch reads a body larger than its queue whole, and errors the body of a connection cut mid-answer', async () => {
+    const large = Buffer.alloc(4 * 1024 * 1024, 'x');
+    sink.respond = (request, response) => {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      if (request.url === '/cut') {
+        response.write('a partial answer');
+        setImmediate(() => response.destroy());
+      } else {
+        response.end(large);
+      }
+    };
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: true } });
+    const whole = await client.fetch(`http://127.0.0.1:${sink.port}/large`);
+    assert.equal(Buffer.from(await whole.arrayBuffer()).equals(large), true);
+    const cut = await client.fetch(`http://127.0.0.1:${sink.port}/cut`);
+    await assert.rejects(cut.text());
+  });
+
   it('reports a name that does not resolve as kind dns', async () => {
     const client = new GuardedHttpClient({
       egress: { allowPrivateNetwork: false },
