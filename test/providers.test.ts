@@ -170,6 +170,18 @@ describe('LLM provider configurations (HTTP)', () => {
     assert.deepEqual(await providers.enabledProviders('acct-a'), ['openai', 'anthropic']);
   });
 
+  it('hands each call the credentials of the latest replace, each call a copy of its own', async () => {
+    const providers = app.runloom.providers;
+    await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY } });
+    const first = await providers.getCredentials('acct-a', 'openai');
+    first.api_key = 'changed by a caller';
+    assert.equal((await providers.getCredentials('acct-a', 'openai')).api_key, OPENAI_KEY);
+    await put(app, 'openai', { enabled: true, credentials: { api_key: 'sk-replaced-0123456789' } });
+    assert.equal((await providers.getCredentials('acct-a', 'openai')).api_key, 'sk-replaced-0123456789');
+    await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY } });
+    assert.equal((await providers.getCredentials('acct-a', 'openai')).api_key, OPENAI_KEY);
+  });
+
   describe('validation', () => {
     const cases: { name: string; provider: string; body: unknown; path: string; message: RegExp }[] = [
       { name: 'api_key missing', provider: 'openai', body: { enabled: true, credentials: {} }, path: 'credentials.api_key', message: /api_key is required/ },

@@ -73,6 +73,8 @@ export class ProviderUnavailableError extends DomainError {
 
 /** A write lost a race with another write of the same configuration: read again and retry. */
 const MAX_WRITE_ATTEMPTS = 4;
+/** Configurations whose opened credentials are kept (see `ProviderService.open`). */
+const OPENED_CREDENTIALS_KEPT = 1000;
 
 /**
  * Per-account LLM provider configurations (docs/api.md#providers): validated per provider, sealed
@@ -81,6 +83,8 @@ const MAX_WRITE_ATTEMPTS = 4;
 @injectable()
 export class ProviderService {
   private readonly configs: Repository<ProviderConfigRecord>;
+  /** By configuration id: the sealed text last opened and what it opened to; oldest dropped first. */
+  private readonly opened = new Map<string, { sealed: string; credentials: Record<string, string> }>();
 
   constructor(
     @inject(Database) database: Database,
@@ -180,8 +184,20 @@ export class ProviderService {
     }
   }
 
+  /**
+   * The record's credentials. Opening them again for every model call was a few percent of a run's
+   * CPU, so the last opening per configuration is kept; it is used only while the stored sealed
+   * text is the same (every put seals anew, with a fresh nonce), so a change on any instance shows
+   * at the next call. Each caller gets its own copy.
+   */
   private async open(record: ProviderConfigRecord): Promise<Record<string, string>> {
-    return JSON.parse(await this.secretBox.open(record.sealed_credentials)) as Record<string, string>;
+    const kept = this.opened.get(record.id);
+    if (kept?.sealed === record.sealed_credentials) return { ...kept.credentials };
+    const credentials = JSON.parse(await this.secretBox.open(record.sealed_credentials)) as Record<string, string>;
+    this.opened.delete(record.id);
+    if (this.opened.size >= OPENED_CREDENTIALS_KEPT) this.opened.delete(this.opened.keys().next().value!);
+    this.opened.set(record.id, { sealed: record.sealed_credentials, credentials });
+    return { ...credentials };
   }
 
   private view(record: ProviderConfigRecord, credentials: Record<string, string>): ProviderConfigView {
