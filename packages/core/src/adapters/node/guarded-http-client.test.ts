@@ -144,7 +144,8 @@ describe('GuardedHttpClient', () => {
     };
     const response = await new GuardedHttpClient({ egress: { allowPrivateNetwork: true } }).fetch(`http://127.0.0.1:${sink.port}/`);
     const chunks: Uint8Array[] = [];
-    for await (const chunk of response.body!) chunks.push(chunk);
+    const reader = response.body!.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
     assert.equal(Buffer.concat(chunks).toString('utf8'), events.join(''));
     assert.ok(chunks.length < events.length / 10, `${chunks.length} body chunks for one write of ${events.length} HTTP chunks`);
   });
