@@ -14,7 +14,7 @@ import { RunEngine, runTopic } from './run-engine';
 import { describeFailure, RunCancelled } from './run-failure';
 import { isFinished, type RunRecord, toRunView, type RunView } from './run-record';
 import { RunRepository } from './run-repository';
-import { listRunsFilter, type ListRunsQuery, RUN_MODES, type RunMode, runRequestSchema, type RunRequest } from './run-schemas';
+import { listRunsFilter, type ListRunsQuery, type ParsedRunRequest, RUN_MODES, type RunMode, runRequestSchema, type RunRequest } from './run-schemas';
 
 /** What a submission answers: the id of an accepted async run, or the finished sync run. */
 export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
@@ -46,13 +46,20 @@ export class RunService {
    * `sync` waits until it has finished (or `signal` aborts: the caller went away) and answers it.
    */
   async submit(accountId: string, runnableId: string, body: RunRequest, mode: RunMode = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
+    const parsed = runRequestSchema.safeParse(body ?? {});
+    if (!parsed.success) throw validationError(parsed.error);
+    return this.submitParsed(accountId, runnableId, parsed.data, mode, signal);
+  }
+
+  /**
+   * `submit` of a request `runRequestSchema` has parsed already (the route's validated body), so
+   * that it is not parsed a second time per run.
+   */
+  async submitParsed(accountId: string, runnableId: string, request: ParsedRunRequest, mode: RunMode = 'async', signal?: AbortSignal): Promise<SubmittedRun> {
     // Checked again for callers without types (JavaScript hosts).
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
       throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
-    const parsed = runRequestSchema.safeParse(body ?? {});
-    if (!parsed.success) throw validationError(parsed.error);
-    const request = parsed.data;
     const runnable = await this.runnables.get(accountId, runnableId);
     const config = runnable.config_content_parsed;
     const resources = await checkEmbeddedResources(this.resources, accountId, (config.inputs ?? []) as InputConfig[], request.resources);

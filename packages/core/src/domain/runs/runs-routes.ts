@@ -25,7 +25,8 @@ export function runsRoutes(runs: RunService): RouteDefinition[] {
         404: { description: 'no such runnable, or a resource id that is not the account’s', schema: apiErrorBody },
       },
       handle: async ({ principal, params, query, body, signal }) => {
-        const submitted = await runs.submit(principal.accountId, params.id, body, query.mode, signal);
+        // The router has parsed the body with runRequestSchema (an absent body as {}).
+        const submitted = await runs.submitParsed(principal.accountId, params.id, body, query.mode, signal);
         return submitted.mode === 'async' ? { status: 202, body: { id: submitted.id } } : { status: 200, body: submitted.run };
       },
     }),
