@@ -18,7 +18,7 @@ import {
 } from '../../ports/git-client';
 import { EgressRefusedError, type HttpClient, HttpRequestError } from '../../ports/http-client';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
-import { SerialByKey } from '../../domain/workspaces/serial-by-key';
+import { SerialByKey } from '../serial-by-key';
 import { gitHttpTransport } from './git-http-transport';
 
 type Git = (typeof import('./isomorphic-git'))['git'];

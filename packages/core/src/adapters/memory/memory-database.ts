@@ -10,7 +10,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import { matchesWhere, runQuery } from '../../ports/database-where';
-import { SerialByKey } from '../../domain/workspaces/serial-by-key';
+import { SerialByKey } from '../serial-by-key';
 import { InProcessLiveness } from './in-process-liveness';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */

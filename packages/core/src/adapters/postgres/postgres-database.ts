@@ -14,7 +14,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
-import { SerialByKey } from '../../domain/workspaces/serial-by-key';
+import { SerialByKey } from '../serial-by-key';
 import { batchSteps, insertOnlyStatement, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
 
 export interface PostgresDatabaseOptions {

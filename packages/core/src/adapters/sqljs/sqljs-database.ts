@@ -12,7 +12,7 @@ import {
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
-import { SerialByKey } from '../../domain/workspaces/serial-by-key';
+import { SerialByKey } from '../serial-by-key';
 import { InProcessLiveness } from '../memory/in-process-liveness';
 import { OperationLog } from './operation-log';
 import { readSnapshot, removeSnapshotTemp } from './snapshot-file';

@@ -1,7 +1,7 @@
 /**
- * Runs tasks one at a time per key, in the order they were given, tasks of different keys at once:
- * read-modify-write sequences on one workspace's file (the configuration) never interleave within
- * this process. A failed task does not stop the ones queued behind it.
+ * Runs tasks one at a time per key, in the order they were given, tasks of different keys at once,
+ * within this process: the in-process half of the store adapters' `withLock` and the git client's
+ * per-repository queue. A failed task does not stop the ones queued behind it.
  */
 export class SerialByKey {
   private readonly tails = new Map<string, Promise<void>>();
