@@ -87,6 +87,7 @@ export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, typ
 export { openSseStream, encodeSseFrame, SseSettings, DEFAULT_SSE_SETTINGS, type SseFrame, type SseStream, type SseStreamOptions, type SseCloseReason } from './http/sse';
 export type { Workspace } from './domain/workspaces/workspace-record';
 export { WORKSPACE_CONFIG_PATH, workspaceConfigSchema, readConfigDocument, type WorkspaceConfig } from './domain/workspaces/workspace-config';
+export { locateYamlPath } from './domain/input/yaml-document';
 export type { LifecycleEvent } from './domain/workspaces/workspace-record';
 export type { LifecycleEventName } from './domain/workspaces/workspace-lifecycle';
 export type { CreateWorkspaceInput, UpdateWorkspaceInput } from './domain/workspaces/workspace-service';

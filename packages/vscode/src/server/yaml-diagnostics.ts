@@ -1,4 +1,5 @@
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { locateYamlPath } from '@runloom/core';
+import { LineCounter, parseDocument } from 'yaml';
 import type { FileDiagnostic } from './language-features';
 
 /** A problem a validation names by its dot path into the value (`phases.0.tasks.1.type`). */
@@ -26,18 +27,10 @@ export function diagnoseYaml(text: string, validate: (value: unknown) => PathPro
   } catch (error) {
     return [{ path: '', message: `the file cannot be read as YAML: ${(error as Error).message}`, severity: 'error', line: 1, column: 1 }];
   }
-  return validate(value).map((problem) => ({ ...problem, severity: 'error', ...locate(document, lineCounter, problem.path) }));
+  return validate(value).map((problem) => ({ ...problem, severity: 'error', ...locateYamlPath(document, lineCounter, pathSegments(problem.path)) }));
 }
 
-function locate(document: Document, lineCounter: LineCounter, path: string): { line?: number; column?: number } {
-  const segments = path === '' ? [] : path.split('.').map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
-  for (let depth = segments.length; depth >= 0; depth -= 1) {
-    const node = depth === 0 ? document.contents : document.getIn(segments.slice(0, depth), true);
-    const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
-    if (range) {
-      const { line, col } = lineCounter.linePos(range[0]);
-      return { line, column: col };
-    }
-  }
-  return {};
+/** A dot path's segments, array indexes as numbers (as `Document.getIn` takes them). */
+function pathSegments(path: string): (string | number)[] {
+  return path === '' ? [] : path.split('.').map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
 }
