@@ -49,6 +49,14 @@ describe('live streams across instances on one PostgreSQL database', function ()
     const saved = await call(a, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
     assert.equal(saved.status, 201, await saved.text());
   };
+  /** Saves `threadId` and starts on A a reply the vendor holds halfway until `held.open()`; answers the reader and the text up to its first delta. */
+  const startHeldReply = async (threadId: string) => {
+    await saveThread(threadId);
+    const held = gate();
+    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
+    const reader = (await startReply(threadId)).body!.getReader();
+    return { held, reader, text: await readUntil(reader, '"text-delta"') };
+  };
   const savedReply = async (server: TestServer, threadId: string): Promise<{ metadata: { status: string }; parts: { type: string; text?: string }[] }> => {
     const thread = (await (await call(server, `/workspace/${workspaceId}/thread/${threadId}`)).json()) as { data: { messages: never[] } };
     return thread.data.messages[1]!;
@@ -127,12 +135,8 @@ describe('live streams across instances on one PostgreSQL database', function ()
   });
 
   it('cancels from B a reply streaming on A: the vendor call stops, A’s subscribers see the abort, the partial reply is saved as cancelled', async () => {
-    await saveThread('cancelled');
-    const held = gate();
-    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
-    const started = await startReply('cancelled');
-    const reader = started.body!.getReader();
-    let text = await readUntil(reader, '"text-delta"');
+    const { held, reader, text: upToFirstDelta } = await startHeldReply('cancelled');
+    let text = upToFirstDelta;
     const vendorRequest = vendor.requests.at(-1)!;
     const cancelled = await call(b, `/workspace/${workspaceId}/threads/cancelled/stream`, { method: 'DELETE' });
     assert.equal(cancelled.status, 200);
@@ -184,12 +188,8 @@ describe('live streams across instances on one PostgreSQL database', function ()
   });
 
   it('refuses on B a second reply on a thread streaming on A (409 naming the stream), and a starting instance leaves A’s reply alone', async () => {
-    await saveThread('busy');
-    const held = gate();
-    vendor.reply({ type: 'text', chunks: TEXT, gate: held.promise });
-    const started = await startReply('busy');
-    const reader = started.body!.getReader();
-    let text = await readUntil(reader, '"text-delta"');
+    const { held, reader, text: upToFirstDelta } = await startHeldReply('busy');
+    let text = upToFirstDelta;
     const second = await call(b, `/workspace/${workspaceId}/threads/stream`, { method: 'POST', body: JSON.stringify({ threadId: 'busy', message: 'Again', model }) });
     assert.equal(second.status, 409);
     assert.match(((await second.json()) as { error: string }).error, /is streaming a reply \(stream [0-9a-f-]{36}/);
