@@ -8,6 +8,7 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
   type ModelUsage,
+  type TextPart,
 } from '../../ports/model-gateway';
 import { retryAfter } from './model-call-errors';
 import { importAiSdk, type VendorFetch } from './model-vendor';
@@ -197,24 +198,17 @@ function toPromptMessage(message: ModelMessage): CallOptions['prompt'][number] {
     case 'user':
       return {
         role: 'user',
-        content:
-          typeof message.content === 'string'
-            ? [{ type: 'text', text: message.content }]
-            : message.content.map((part) =>
-                part.type === 'text'
-                  ? { type: 'text', text: part.text }
-                  : { type: 'file', data: part.data, mediaType: part.mediaType, ...(part.filename ? { filename: part.filename } : {}) },
-              ),
+        content: promptParts(message.content, (part) => ({
+          type: 'file' as const,
+          data: part.data,
+          mediaType: part.mediaType,
+          ...(part.filename ? { filename: part.filename } : {}),
+        })),
       };
     case 'assistant':
       return {
         role: 'assistant',
-        content:
-          typeof message.content === 'string'
-            ? [{ type: 'text', text: message.content }]
-            : message.content.map((part) =>
-                part.type === 'text' ? { type: 'text', text: part.text } : { type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input },
-              ),
+        content: promptParts(message.content, (part) => ({ type: 'tool-call' as const, toolCallId: part.toolCallId, toolName: part.toolName, input: part.input })),
       };
     case 'tool':
       return {
@@ -229,6 +223,16 @@ function toPromptMessage(message: ModelMessage): CallOptions['prompt'][number] {
         }),
       };
   }
+}
+
+/** A user or assistant message's content as prompt parts: a string is one text part; `toPart` maps the parts other than text. */
+function promptParts<Part, PromptPart>(content: string | (TextPart | Part)[], toPart: (part: Part) => PromptPart): ({ type: 'text'; text: string } | PromptPart)[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part) => (isTextPart(part) ? { type: 'text', text: part.text } : toPart(part)));
+}
+
+function isTextPart(part: unknown): part is TextPart {
+  return (part as { type?: unknown }).type === 'text';
 }
 
 /** A response schema compiled for checking the answer; bad_request when it is not a valid JSON Schema. */
