@@ -27,9 +27,6 @@ export type ThreadChange = (thread: Thread) => Thread;
  */
 @injectable()
 export class ThreadService implements WorkspaceMetadataContributor {
-  /** The last change queued per thread in this process, until it is done (see `get`). */
-  private readonly queuedWrites = new Map<string, Promise<void>>();
-
   constructor(
     /** Every write of one thread, across instances sharing the workspaces dir. */
     @inject(WorkspaceLocks) private readonly locks: WorkspaceLocks,
@@ -58,7 +55,7 @@ export class ThreadService implements WorkspaceMetadataContributor {
    */
   async get(accountId: string, workspaceId: string, threadId: string): Promise<Thread> {
     const key = lockKey(workspaceId, threadId);
-    await this.queuedWrites.get(key);
+    await this.locks.queued(key);
     const files = await this.workspaces.files(accountId, workspaceId);
     const read = await this.store.read(files, threadId);
     if (read.kind === 'broken') await this.locks.run(key, () => this.store.reindex(accountId, workspaceId, threadId, read));
@@ -143,24 +140,13 @@ export class ThreadService implements WorkspaceMetadataContributor {
    * before the workspace was archived is still kept.
    */
   change(accountId: string, workspaceId: string, threadId: string, change: ThreadChange): Promise<Thread> {
-    const key = lockKey(workspaceId, threadId);
-    const changed = this.locks.run(key, async () => {
+    return this.locks.run(lockKey(workspaceId, threadId), async () => {
       const files = await this.workspaces.files(accountId, workspaceId);
       const current = readable(await this.store.read(files, threadId), threadId);
       const thread = { ...change(current), id: threadId, created_at: current.created_at, updated_at: this.clock.now().toISOString() };
       await this.commit(files, accountId, workspaceId, thread);
       return thread;
     });
-    // Writes run in call order: a read waits for the last one queued.
-    const settled = changed.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queuedWrites.set(key, settled);
-    void settled.then(() => {
-      if (this.queuedWrites.get(key) === settled) this.queuedWrites.delete(key);
-    });
-    return changed;
   }
 
   private async writableFiles(accountId: string, workspaceId: string): Promise<WorkspaceFileSystem> {

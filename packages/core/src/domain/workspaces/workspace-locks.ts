@@ -9,6 +9,9 @@ import { Database } from '../../ports/database';
  */
 @injectable()
 export class WorkspaceLocks {
+  /** The last task of each key this process has queued, until it is done (see `queued`). */
+  private readonly tails = new Map<string, Promise<void>>();
+
   constructor(@inject(Database) private readonly database: Database) {}
 
   /**
@@ -16,6 +19,24 @@ export class WorkspaceLocks {
    * `<workspace>/commands`, `<workspace>/<thread>`), in call order within this process.
    */
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    return this.database.withLock(`workspace:${key}`, task);
+    const result = this.database.withLock(`workspace:${key}`, task);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
+  }
+
+  /**
+   * Settles once the tasks of `key` this process queued before the call are done, without taking
+   * the lock (no database round trip): a read that must see this process's own writes, such as a
+   * thread's reply saved just as its stream ended.
+   */
+  async queued(key: string): Promise<void> {
+    await this.tails.get(key);
   }
 }
