@@ -155,6 +155,15 @@ function writeCoreEntryPoints(outdir) {
   }
 }
 
+/** What every bundle holding the core has beside it: the sql.js snapshot worker and what the core requires on first use. */
+const besideCore = {
+  'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
+  'ai-sdk': aiSdkEntry,
+  'isomorphic-git': isomorphicGitEntry,
+  s3: s3Entry,
+  ...deferredEntries,
+};
+
 /**
  * Bundles of this repository; `wasm` marks those that open the embedded sql.js store. The server
  * adapter requires @runloom/core at run time (its dependency), so a host mounting it shares the
@@ -164,11 +173,7 @@ const bundles = [
   {
     entryPoints: {
       'runloom-core': 'runloom-core-entry',
-      'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
-      'ai-sdk': aiSdkEntry,
-      'isomorphic-git': isomorphicGitEntry,
-      s3: s3Entry,
-      ...deferredEntries,
+      ...besideCore,
     },
     outdir: 'packages/core/dist',
     plugins: [coreBundleEntry],
@@ -190,11 +195,7 @@ const bundles = [
     entryPoints: {
       extension: 'packages/vscode/src/client/extension.ts',
       server: 'packages/vscode/src/server/server.ts',
-      'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
-      'ai-sdk': aiSdkEntry,
-      'isomorphic-git': isomorphicGitEntry,
-      s3: s3Entry,
-      ...deferredEntries,
+      ...besideCore,
     },
     outdir: 'packages/vscode/dist',
     external: ['vscode'],
