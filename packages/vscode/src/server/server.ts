@@ -66,9 +66,9 @@ connection.onShutdown(async () => {
 // Files saved, renamed or deleted in the editor, or changed by git: the folder's workspace events,
 // one batch after the other so they are published in the order they happened.
 let fileChanges: Promise<void> = Promise.resolve();
+const CHANGE_KINDS: Record<FileChangeType, FolderFileChange['kind']> = { [FileChangeType.Created]: 'created', [FileChangeType.Changed]: 'changed', [FileChangeType.Deleted]: 'deleted' };
 connection.onDidChangeWatchedFiles(({ changes }) => {
-  const kinds: Record<number, FolderFileChange['kind']> = { [FileChangeType.Created]: 'created', [FileChangeType.Changed]: 'changed', [FileChangeType.Deleted]: 'deleted' };
-  const folderChanges = changes.filter((change) => change.uri.startsWith('file:')).map((change) => ({ path: fileUriPath(change.uri), kind: kinds[change.type]! }));
+  const folderChanges = changes.filter((change) => change.uri.startsWith('file:')).map((change) => ({ path: fileUriPath(change.uri), kind: CHANGE_KINDS[change.type] }));
   if (folderChanges.length === 0) return;
   fileChanges = fileChanges
     .then(async () => (await backend).filesChanged(folderChanges))
