@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { RunloomConfig } from '../../config';
 import { type SecretBox, SecretKeyMismatchError } from '../../ports/secret-box';
+import { syncDirectory } from './durable-file-io';
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
@@ -116,13 +117,4 @@ async function readKeyFile(file: string): Promise<Buffer | undefined> {
     throw error;
   }
   return decodeSecretKey(text, file);
-}
-
-async function syncDirectory(directory: string): Promise<void> {
-  const handle = await fs.open(directory, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

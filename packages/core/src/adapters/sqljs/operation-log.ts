@@ -1,8 +1,8 @@
-import { closeSync, fdatasync, fsync as fsyncCallback, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, statSync, writevSync } from 'node:fs';
+import { closeSync, fdatasync, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, statSync, writevSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Logger } from '../../ports/logger';
+import { syncDirectory } from '../node/durable-file-io';
 import { decodeSegment, encodeFrame, listSegments, type Segment, segmentPath } from './log-format';
 
 export interface RecoveredLog {
@@ -298,17 +298,6 @@ export class OperationLog {
   private notifyIfIdle(): void {
     if (!this.idle()) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
-  }
-}
-
-const fsync = promisify(fsyncCallback);
-
-async function syncDirectory(dir: string): Promise<void> {
-  const fd = openSync(dir, 'r');
-  try {
-    await fsync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 
