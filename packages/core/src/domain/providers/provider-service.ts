@@ -1,4 +1,5 @@
 import { inject, injectable } from 'inversify';
+import { LRUCache } from 'lru-cache';
 import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
@@ -83,8 +84,8 @@ const OPENED_CREDENTIALS_KEPT = 1000;
 @injectable()
 export class ProviderService {
   private readonly configs: Repository<ProviderConfigRecord>;
-  /** By configuration id: the sealed text last opened and what it opened to; oldest dropped first. */
-  private readonly opened = new Map<string, { sealed: string; credentials: Record<string, string> }>();
+  /** By configuration id: the sealed text last opened and what it opened to; least recently used dropped first. */
+  private readonly opened = new LRUCache<string, { sealed: string; credentials: Record<string, string> }>({ max: OPENED_CREDENTIALS_KEPT });
 
   constructor(
     @inject(Database) database: Database,
@@ -194,8 +195,6 @@ export class ProviderService {
     const kept = this.opened.get(record.id);
     if (kept?.sealed === record.sealed_credentials) return { ...kept.credentials };
     const credentials = JSON.parse(await this.secretBox.open(record.sealed_credentials)) as Record<string, string>;
-    this.opened.delete(record.id);
-    if (this.opened.size >= OPENED_CREDENTIALS_KEPT) this.opened.delete(this.opened.keys().next().value!);
     this.opened.set(record.id, { sealed: record.sealed_credentials, credentials });
     return { ...credentials };
   }
