@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type BenchResult, benchResult } from './bench-result';
-import { median } from './child-server';
+import { median, processCpuMs } from './child-server';
 
 /**
  * Start-up of `runloom serve` (the built CLI, a fresh data dir each time): wall time from spawn
@@ -75,16 +75,9 @@ function startOnce(args: string[]): Promise<Started> {
       if (result || !output.includes('listening on')) return;
       const ms = performance.now() - started;
       const rssKb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
-      result = { ms, cpuMs: cpuMsOf(child.pid!), rssMb: rssKb / 1024 };
+      result = { ms, cpuMs: processCpuMs(child.pid!), rssMb: rssKb / 1024 };
       child.kill('SIGTERM');
     });
     child.on('exit', () => (result ? resolve(result) : reject(new Error(`node ${args.slice(0, 2).join(' ')} exited before listening:\n${output}`))));
   });
-}
-
-/** User + system CPU time of process `pid` so far, every thread, from /proc (clock ticks of 10 ms). */
-function cpuMsOf(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
