@@ -13,6 +13,9 @@ import {
 import type { FileDiagnostic, RunloomFileKind } from './language-features';
 import { diagnoseYaml, type PathProblem } from './yaml-diagnostics';
 
+/** A command file, `.runloom/commands/<trigger>.yaml` (matched as each document changes). */
+const COMMAND_FILE = new RegExp(`(^|/)${COMMANDS_DIR.replace('.', '\\.')}/[^/]+\\.yaml$`);
+
 /**
  * The Runloom files the editor understands, each with the schema and the validation the server
  * applies to it: a runnable configuration gets exactly the diagnostics `POST /v1/runnables`
@@ -41,9 +44,9 @@ export const runloomFileKinds: readonly RunloomFileKind[] = [
   },
   {
     label: 'command',
-    matches: (path) => new RegExp(`(^|/)${COMMANDS_DIR.replace('.', '\\.')}/[^/]+\\.yaml$`).test(path),
+    matches: (path) => COMMAND_FILE.test(path),
     schema: commandDefinitionSchema,
-    diagnose: (text) => diagnoseYaml(text, (value) => commandProblems(value)),
+    diagnose: (text) => diagnoseYaml(text, commandProblems),
   },
 ];
 
