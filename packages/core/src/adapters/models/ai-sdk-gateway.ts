@@ -11,6 +11,7 @@ import {
   compileResponseSchema,
   type LanguageModelV3,
   openVendorStream,
+  portUsage,
   structuredObject,
   toolCall,
   type VendorStreamEvent,
@@ -76,7 +77,7 @@ export class AiSdkModelGateway implements ModelGateway {
         toolCalls,
         ...(validate ? { object: structuredObject(provider, text, validate, scrub) } : {}),
         finishReason: result.finishReason.unified,
-        usage: { input_tokens: result.usage.inputTokens.total ?? 0, output_tokens: result.usage.outputTokens.total ?? 0 },
+        usage: portUsage(result.usage),
       };
     } catch (error) {
       throw await toModelCallError(provider, error, request.signal, scrub);

@@ -137,11 +137,16 @@ async function* sdkEvents(stream: ReadableStream<StreamPart>, reportWarnings: (w
         yield {
           type: 'finish',
           finishReason: part.finishReason.unified,
-          usage: { input_tokens: part.usage.inputTokens.total ?? 0, output_tokens: part.usage.outputTokens.total ?? 0 },
+          usage: portUsage(part.usage),
         };
         return;
     }
   }
+}
+
+/** The SDK model's token counts (of `doGenerate` or a stream's finish) as the port's usage. */
+export function portUsage(usage: Extract<StreamPart, { type: 'finish' }>['usage']): ModelUsage {
+  return { input_tokens: usage.inputTokens.total ?? 0, output_tokens: usage.outputTokens.total ?? 0 };
 }
 
 /** The chunks of a web stream, which is cancelled when the caller stops before its end. */
