@@ -5,7 +5,7 @@ import { type Command, DomainError, type ProcessRunView, PROVIDER_NAMES, type Th
 import { isWorkspaceTempName } from '@runloom/core/node';
 import type { ChatMessage, CommandItem, ProcessRunItem, ThreadListItem } from '../common/protocol';
 import { EDITOR_ACCOUNT, type EmbeddedRunloom, holdCredentials } from './embedded-runloom';
-import { type ExecutionUpdate, FINISHED_EXECUTION, type FolderFileChange, type ReplyChunkBatch, type RunloomBackend } from './runloom-backend';
+import { type ExecutionUpdate, FINISHED_EXECUTION, type FolderFileChange, type ReplyChunkBatch, type RunloomBackend, type WorkspaceEventHandler } from './runloom-backend';
 
 /** Listed per view refresh: far more than a side panel shows. */
 const PAGE = { limit: 500, offset: 0 };
@@ -133,7 +133,7 @@ export class EmbeddedBackend implements RunloomBackend {
     return { message: done.message, run: toProcessRunItem(done.data) };
   }
 
-  subscribe(workspaceId: string, handler: (published: { id: number; event: { type: string; [field: string]: unknown } }) => void): { unsubscribe(): void } {
+  subscribe(workspaceId: string, handler: WorkspaceEventHandler): { unsubscribe(): void } {
     return this.runloom.workspaceEvents.subscribe(workspaceId, (published) => handler({ id: published.id, event: published.event }));
   }
 
