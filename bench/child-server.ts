@@ -44,6 +44,13 @@ export function sharedInstanceFlags(
   return ['--database-url', databaseUrl, ...blobStoreFlags, '--workspaces-dir', path.join(root, 'workspaces'), '--secret-key', secretKey];
 }
 
+/** `node` flags writing a V8 CPU profile of the server into `BENCH_PROFILE_DIR` (or its `subfolder`) when that is set; none otherwise. */
+export function cpuProfileFlags(subfolder?: string): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${subfolder === undefined ? dir : path.join(dir, subfolder)}`];
+}
+
 /** The `--bootstrap-client` flag creating `client`. */
 export function bootstrapFlag(client: BenchClient): string[] {
   return ['--bootstrap-client', `${client.account}:${client.id}:${client.secret}`];

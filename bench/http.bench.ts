@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, fetchToken, startChildServer, BENCH_RUNNABLE_CONFIG as RUNNABLE_CONFIG } from './child-server';
+import { bootstrapFlag, type ChildServer, cpuProfileFlags, fetchToken, startChildServer, BENCH_RUNNABLE_CONFIG as RUNNABLE_CONFIG } from './child-server';
 
 /**
  * HTTP throughput of `runloom serve` (the built CLI, in its own process, with request logging on)
@@ -20,8 +20,6 @@ const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = 2;
-/** Set to a folder to get a V8 CPU profile of the runloom server (`node --cpu-prof`) there. */
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CLIENT = { account: 'acct-bench', id: 'bench-client', secret: 'bench-secret-0123456789' };
 const LISTED_RUNNABLES = 5;
 
@@ -52,7 +50,7 @@ export async function run(): Promise<BenchResult[]> {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first (npm run bench does)`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-bench-'));
   const runloom = await startChildServer(
-    [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)],
+    [...cpuProfileFlags(), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)],
     dataDir,
   );
   try {

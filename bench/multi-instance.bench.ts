@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, median, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, cpuProfileFlags, median, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from './child-server';
 import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
 import { CLIENT, connect } from './runs.bench';
 import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scratch-database';
@@ -29,7 +29,6 @@ const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
 const WARMUP_RUNS = 200;
 const CONCURRENCY = 16;
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 interface Figures {
   runsPerSecond: number;
@@ -64,7 +63,7 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
       servers.push(
         await startChildServer(
           [
-            ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, `${instances}-instances-${submittedTo}-submitted-to`)}`] : []),
+            ...cpuProfileFlags(`${instances}-instances-${submittedTo}-submitted-to`),
             ...serveArgs(dataDir, [...sharedInstanceFlags(scratch.url, shared, secretKey), '--rate-limit', '0', '--allow-private-network', ...bootstrapFlag(CLIENT)]),
           ],
           shared,

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, fetchToken, processCpuMs, startChildServer } from './child-server';
+import { bootstrapFlag, cpuProfileFlags, fetchToken, processCpuMs, startChildServer } from './child-server';
 import { FAKE_API_KEY, FAKE_MODEL, FAKE_PROMPT, FAKE_REQUEST_BODY, startFakeVendor } from './fake-vendor';
 
 /**
@@ -28,7 +28,6 @@ const CLIENTS = 32;
 const WORKER_CONCURRENCY = 32;
 const CLIENT = { account: 'acct-peer', id: 'bench-peer-client', secret: 'bench-peer-secret-0123456789' };
 const QUEUE = 'bench-runs';
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 /** The peer's worker: calls the fake vendor as a run would and answers its text. */
 function workerSource(redisPort: number, vendorUrl: string): string {
@@ -113,7 +112,7 @@ export async function run(): Promise<BenchResult[]> {
     // Runloom on its defaults.
     let runloomRate: number;
     let runloomCpuPerRun: number;
-    const server = await startChildServer([...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
+    const server = await startChildServer([...cpuProfileFlags(), CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
     try {
       const authorization = `Bearer ${await fetchToken(server.url, CLIENT)}`;
       const call = async (method: string, target: string, body: unknown): Promise<unknown> => {

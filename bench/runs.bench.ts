@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, fetchToken, startChildServer } from './child-server';
+import { bootstrapFlag, cpuProfileFlags, fetchToken, startChildServer } from './child-server';
 
 /**
  * The run engine end to end, through the built `runloom serve` in its own process, against a
@@ -19,7 +19,6 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3000);
 const WARMUP_RUNS = 300;
 const CONCURRENCY = 16;
 const LATENCY_SAMPLES = 300;
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 export const CLIENT = { account: 'acct-bench', id: 'bench-runs-client', secret: 'bench-runs-secret-0123456789' };
 const API_KEY = 'sk-bench-0123456789abcdef';
 const MODEL = 'gpt-4o-mini';
@@ -68,7 +67,7 @@ export async function runRunsBench(): Promise<BenchResult[]> {
   try {
     const runloom = await startChildServer(
       [
-        ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+        ...cpuProfileFlags(),
         CLI,
         'serve',
         '--port',

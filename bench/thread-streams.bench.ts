@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, fetchToken, median, startChildServer } from './child-server';
+import { bootstrapFlag, cpuProfileFlags, fetchToken, median, startChildServer } from './child-server';
 
 /**
  * Thread reply streams through the built `runloom serve` (its own process) against a local fake
@@ -24,7 +24,6 @@ const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const DELTAS = Number(process.env.BENCH_THREAD_DELTAS ?? 2000);
 const CONCURRENT = Number(process.env.BENCH_THREAD_CONCURRENT ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const FIRST_DELTA_SAMPLES = 30;
 /**
  * (b) times short replies: with DELTAS deltas in one burst, the AI SDK's stream pipeline parses the
@@ -86,7 +85,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
   const fake = await startChildServer(['-e', FAKE_OPENAI], dataDir);
   try {
     const runloom = await startChildServer(
-      [...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', '--allow-private-network', ...bootstrapFlag(CLIENT)],
+      [...cpuProfileFlags(), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', '--allow-private-network', ...bootstrapFlag(CLIENT)],
       dataDir,
     );
     try {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, createWorkspace, fetchToken, median, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, cpuProfileFlags, createWorkspace, fetchToken, median, startChildServer } from './child-server';
 
 /**
  * Workspace events fanned out over SSE by `runloom serve` (the built CLI in its own process)
@@ -27,7 +27,6 @@ const SUBSCRIBERS = Number(process.env.BENCH_EVENT_SUBSCRIBERS ?? 100);
 const WRITERS = Number(process.env.BENCH_EVENT_WRITERS ?? 8);
 const EVENTS_PER_WRITER = Number(process.env.BENCH_EVENTS_PER_WRITER ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CLIENT = { account: 'acct-bench', id: 'bench-workspace-events', secret: 'bench-workspace-events-secret-0123' };
 
 /**
@@ -88,7 +87,7 @@ export async function runWorkspaceEventsBench(): Promise<BenchResult[]> {
   const servers: ChildServer[] = [];
   try {
     const dataDir = fs.mkdtempSync(path.join(workDir, 'data-'));
-    const runloom = await startChildServer([...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)], workDir);
+    const runloom = await startChildServer([...cpuProfileFlags(), CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...bootstrapFlag(CLIENT)], workDir);
     servers.push(runloom);
     const bareDir = fs.mkdtempSync(path.join(workDir, 'bare-'));
     const bare = await startChildServer(['-e', BARE_SERVER], workDir, { BARE_DIR: bareDir });

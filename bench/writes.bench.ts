@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, fetchToken, median, startChildServer, BENCH_RUNNABLE_CONFIG as RUNNABLE_CONFIG } from './child-server';
+import { bootstrapFlag, type ChildServer, cpuProfileFlags, fetchToken, median, startChildServer, BENCH_RUNNABLE_CONFIG as RUNNABLE_CONFIG } from './child-server';
 
 /**
  * Acknowledged durable creates (`POST /v1/runnables` answered 201) through `runloom serve` (the
@@ -29,7 +29,6 @@ const DURATION_S = Number(process.env.BENCH_WRITES_DURATION_S ?? 8);
 const ROUNDS = Number(process.env.BENCH_WRITES_ROUNDS ?? 3);
 const WARMUP_S = 2;
 const CONNECTIONS = 16;
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const DATABASE_URL = process.env.RUNLOOM_BENCH_DATABASE_URL ?? process.env.RUNLOOM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Which stores to measure: `embedded`, `postgres` or both (default). */
 const STORES = (process.env.BENCH_WRITES_STORES ?? 'embedded,postgres').split(',');
@@ -171,7 +170,7 @@ async function postgres(): Promise<BenchResult[]> {
 }
 
 async function startRunloom(dataDir: string, flags: string[]): Promise<ChildServer> {
-  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const profile = cpuProfileFlags();
   return startChildServer([...profile, CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', ...flags, ...bootstrapFlag(CLIENT)], dataDir);
 }
 
