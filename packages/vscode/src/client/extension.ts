@@ -101,6 +101,8 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
     return picked?.workspace;
   };
 
+  const sendShellCommands = (): void => void languageClient.sendNotification(SetShellCommands.type, { enabled: settings.shellCommands });
+
   const commands: [string, (...args: never[]) => unknown][] = [
     ['runloom.refreshThreads', () => threads.refresh()],
     [
@@ -201,9 +203,9 @@ export function activate(context: vscode.ExtensionContext): RunloomExtensionApi 
       else if (event.type.startsWith('file.') && String(event.path).startsWith('.runloom/commands/')) commandsView.refresh();
     }),
     // Trust granted, or the setting changed: shell commands follow at once, in the running server.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void languageClient.sendNotification(SetShellCommands.type, { enabled: settings.shellCommands })),
+    vscode.workspace.onDidGrantWorkspaceTrust(sendShellCommands),
     vscode.workspace.onDidChangeConfiguration((change) => {
-      if (change.affectsConfiguration('runloom.commands.allowShell')) void languageClient.sendNotification(SetShellCommands.type, { enabled: settings.shellCommands });
+      if (change.affectsConfiguration('runloom.commands.allowShell')) sendShellCommands();
       // Another backend: a new server process with it.
       if (change.affectsConfiguration('runloom.remote')) void restartServer();
     }),
