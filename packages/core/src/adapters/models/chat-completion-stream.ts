@@ -6,7 +6,7 @@ import { toolCall, type VendorStreamEvent } from './vendor-stream';
  * ready together (`readyBatches`), so a decoder yields one event per run of deltas that arrived
  * together. An event cut across two batches comes with the second.
  */
-export async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
+async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   let buffered = '';
   for await (const batch of readyBatches(body)) {

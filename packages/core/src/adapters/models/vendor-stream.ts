@@ -150,7 +150,7 @@ export function portUsage(usage: Extract<StreamPart, { type: 'finish' }>['usage'
 }
 
 /** The chunks of a web stream, which is cancelled when the caller stops before its end. */
-export async function* chunksOf<T>(stream: ReadableStream<T>): AsyncGenerator<T> {
+async function* chunksOf<T>(stream: ReadableStream<T>): AsyncGenerator<T> {
   const reader = stream.getReader();
   let done = false;
   try {
@@ -266,6 +266,6 @@ export function structuredObject(provider: string, text: string, validate: Valid
   return value;
 }
 
-export function describeSchemaErrors(errors: readonly { instancePath: string; message?: string }[]): string {
+function describeSchemaErrors(errors: readonly { instancePath: string; message?: string }[]): string {
   return errors.map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`).join('; ');
 }
