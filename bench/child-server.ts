@@ -131,6 +131,12 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The value `fraction` of the way up `values` sorted (0.99: the p99), the largest past the end. */
+export function percentile(values: number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
+}
+
 /** A prompt runnable's configuration that the benches create and list (one input, one model). */
 export const BENCH_RUNNABLE_CONFIG = [
   'type: prompt',

@@ -5,7 +5,7 @@ import type { PostgresDatabase } from '../packages/core/src/adapters/postgres/po
 import { PostgresEventBus } from '../packages/core/src/adapters/postgres/postgres-event-bus';
 import { createTestSchema } from '../packages/core/test-support/postgres-test-store';
 import { type BenchResult, benchResult } from './bench-result';
-import { median } from './child-server';
+import { median, percentile } from './child-server';
 
 /**
  * Cross-instance event delivery on PostgreSQL (`PostgresEventBus`): instance A publishes, a
@@ -96,10 +96,5 @@ async function measure(a: PostgresEventBus, b: PostgresEventBus, prefix: string)
   for (const subscription of subscriptions) subscription.unsubscribe();
   if (receivedAt.size < total) throw new Error(`only ${receivedAt.size} of ${total} events reached instance B`);
   const delays = [...storedAt].map(([id, at]) => Math.max(0, receivedAt.get(id)! - at));
-  return { remote: p99(delays), local: p99(writes) };
-}
-
-function p99(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
+  return { remote: percentile(delays, 0.99), local: percentile(writes, 0.99) };
 }

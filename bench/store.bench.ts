@@ -8,6 +8,7 @@ import { locateSqlWasm, SqlEngine } from '../packages/core/src/adapters/sqljs/sq
 import { openSqlJsDatabase, type SqlJsDatabase } from '../packages/core/src/adapters/sqljs/sqljs-database';
 import type { Doc, Migration } from '../packages/core/src/ports/database';
 import { type BenchResult, benchResult } from './bench-result';
+import { percentile } from './child-server';
 
 /**
  * The embedded store (sql.js + operation log) at the Database port, in this process:
@@ -235,9 +236,4 @@ async function mainThreadExportMs(dir: string): Promise<number> {
   const elapsed = performance.now() - started;
   engine.close();
   return elapsed;
-}
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
 }
