@@ -45,8 +45,8 @@ describe('live streams across instances on one PostgreSQL database', function ()
   const rejoin = (server: TestServer, threadId: string, lastEventId?: string): Promise<Response> =>
     call(server, `/workspace/${workspaceId}/threads/stream?threadId=${threadId}`, lastEventId ? { headers: { 'last-event-id': lastEventId } } : {});
   const workspaceEvents = (server: TestServer) => openWorkspaceEvents(`${server.url}/workspace/${workspaceId}/events`, token);
-  const saveThread = async (threadId: string): Promise<void> => {
-    const saved = await call(a, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
+  const saveThread = async (threadId: string, server = a): Promise<void> => {
+    const saved = await call(server, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
     assert.equal(saved.status, 201, await saved.text());
   };
   /** Saves `threadId` and starts on A a reply the vendor holds halfway until `held.open()`; answers the reader and the text up to its first delta. */
@@ -96,10 +96,7 @@ describe('live streams across instances on one PostgreSQL database', function ()
   it('shows a workspace event stream on either instance every event caused on both, in order, under the same ids', async () => {
     const onA = await workspaceEvents(a);
     const onB = await workspaceEvents(b);
-    for (const [server, threadId] of [[a, 'e1'], [b, 'e2'], [a, 'e3']] as const) {
-      const saved = await call(server, `/workspace/${workspaceId}/thread/${threadId}/save`, { method: 'POST', body: '{}' });
-      assert.equal(saved.status, 201, await saved.text());
-    }
+    for (const [server, threadId] of [[a, 'e1'], [b, 'e2'], [a, 'e3']] as const) await saveThread(threadId, server);
     const [seenOnA, seenOnB] = await Promise.all([onA.until('e3'), onB.until('e3')]);
     assert.deepEqual(seenOnB, seenOnA);
     assert.deepEqual(
