@@ -196,6 +196,23 @@ describe('runnables over HTTP', () => {
       assert.deepEqual(await names('?offset=3'), ['d']);
     });
 
+    it('answers a list asked again as the store holds it now: after every create, update and delete, on every filter', async () => {
+      const account = 'acct-list-again';
+      const listed = async (query: string) => (await list(query, account)).map((runnable) => `${runnable.name}:${runnable.tags.join('+')}`);
+      const queries = ['', '?tags=x', '?limit=1&offset=1'];
+      const answers = async () => Promise.all(queries.map(listed));
+      assert.deepEqual(await answers(), [[], [], []]);
+      const first = await create({ name: 'first', config_content: FLOW_YAML, tags: ['x'] }, account);
+      assert.deepEqual(await answers(), [['first:x'], ['first:x'], []]);
+      await create({ name: 'second', config_content: FLOW_YAML }, account);
+      assert.deepEqual(await answers(), [['first:x', 'second:'], ['first:x'], ['second:']]);
+      const patched = await t.request(`/v1/runnable/${first.id}`, { ...json('PATCH', { name: 'renamed', tags: [] }), account });
+      assert.equal(patched.status, 200);
+      assert.deepEqual(await answers(), [['renamed:', 'second:'], [], ['second:']]);
+      assert.equal((await t.request(`/v1/runnable/${first.id}`, { method: 'DELETE', account })).status, 200);
+      assert.deepEqual(await answers(), [['second:'], [], []]);
+    });
+
     it('refuses an unknown type and bad paging values with 400 saying what to fix', async () => {
       for (const query of ['?type=chain', '?limit=0', '?limit=abc', '?offset=-1']) {
         const response = await other.request(`/v1/runnables${query}`);

@@ -421,6 +421,58 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
       });
     });
 
+    describe('collectionVersion', () => {
+      const writes: WriteOp[][] = [
+        [{ op: 'insert', collection: ITEMS, doc: { id: 'v1', status: 'new' } }],
+        [{ op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, status: 'replaced' } }],
+        [{ op: 'delete', collection: ITEMS, id: 'b2' }],
+        [
+          { op: 'insert', collection: NOTES, doc: { id: 'note-v' } },
+          { op: 'replace', collection: ITEMS, doc: { ...fixtures[1]!, rank: 9 } },
+        ],
+      ];
+
+      it('moves with every insert, replace and delete of the collection and stays through reads, or is undefined throughout', async () => {
+        await withFixtures();
+        await database.migrate([{ id: 'contract/003-notes', steps: [{ createCollection: NOTES, fields: { item_id: 'text' } }] }]);
+        const seen = [database.collectionVersion(ITEMS)];
+        await database.find(ITEMS, { where: { status: 'queued' } });
+        await database.get(ITEMS, 'a1');
+        await database.count(ITEMS);
+        assert.equal(database.collectionVersion(ITEMS), seen[0]);
+        for (const ops of writes) {
+          await database.write(ops);
+          seen.push(database.collectionVersion(ITEMS));
+        }
+        if (seen[0] === undefined) assert.deepEqual(seen, seen.map(() => undefined));
+        else assert.equal(new Set(seen).size, seen.length, `versions ${seen.join(', ')}`);
+      });
+
+      it('has moved by the time a reader can see a write', async () => {
+        await withFixtures();
+        const before = database.collectionVersion(ITEMS);
+        const writing = database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'seen-early' } }]);
+        const early = await database.get(ITEMS, 'seen-early');
+        if (early !== undefined && before !== undefined) assert.notEqual(database.collectionVersion(ITEMS), before);
+        await writing;
+        if (before !== undefined) assert.notEqual(database.collectionVersion(ITEMS), before);
+      });
+
+      it('moves with writes through another handle, or is undefined (shared adapters)', async function () {
+        if (!store.openAnother) this.skip();
+        await withFixtures();
+        const other = await store.openAnother();
+        try {
+          await other.migrate([itemsMigration]);
+          const before = database.collectionVersion(ITEMS);
+          await other.write(writes[0]!);
+          assert.ok(before === undefined || database.collectionVersion(ITEMS) !== before, 'a write through another handle left the version as it was');
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
     it('every acknowledged concurrent write survives close and reopen (durable adapters)', async function () {
       if (!store.reopen) this.skip();
       await withFixtures();

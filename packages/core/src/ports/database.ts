@@ -80,6 +80,13 @@ export interface Database {
   /** Documents matching `query.where`, ordered by `orderBy` (default: id ascending). */
   find(collection: string, query?: Query): Promise<Doc[]>;
   count(collection: string, where?: Where): Promise<number>;
+  /**
+   * A number that changes with every write to `collection` that this handle's reads can see, known
+   * without asking the store: while it stays the same, every read of the collection answers the
+   * same, so an answer built from them may be kept under it. Undefined when the handle cannot know
+   * that (processes sharing the store write it too: PostgreSQL); nothing may then be kept by it.
+   */
+  collectionVersion(collection: string): number | undefined;
   /** Applies every op atomically and durably; see the guarantees above. */
   write(ops: readonly WriteOp[]): Promise<void>;
   /**

@@ -11,6 +11,7 @@ import {
 } from '../../ports/database';
 import { matchesWhere, runQuery } from '../../ports/database-where';
 import { SerialByKey } from '../serial-by-key';
+import { CollectionVersions } from './collection-versions';
 import { InProcessLiveness } from './in-process-liveness';
 
 /** Documents in memory: for tests and throwaway embedded use. Nothing survives the process. */
@@ -20,6 +21,7 @@ export class MemoryDatabase implements Database {
   private readonly liveness = new InProcessLiveness();
   /** Nothing but this process shares these documents: in-process locks are the whole truth. */
   private readonly locks = new SerialByKey();
+  private readonly versions = new CollectionVersions();
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     for (const migration of migrations) {
@@ -44,6 +46,10 @@ export class MemoryDatabase implements Database {
 
   async count(collection: string, where?: Where): Promise<number> {
     return this.docs(collection).filter((doc) => matchesWhere(doc, where)).length;
+  }
+
+  collectionVersion(collection: string): number {
+    return this.versions.of(collection);
   }
 
   async write(ops: readonly WriteOp[]): Promise<void> {
@@ -78,6 +84,7 @@ export class MemoryDatabase implements Database {
         else table.set(id, value);
       }
     }
+    this.versions.changed(ops);
   }
 
   holdLiveness(holder: string): Promise<LivenessHold> {

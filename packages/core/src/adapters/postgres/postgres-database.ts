@@ -157,6 +157,11 @@ export class PostgresDatabase implements Database {
     return Number(result.rows[0]!.count);
   }
 
+  /** Other instances write the same tables, unseen by this one until it asks. */
+  collectionVersion(): undefined {
+    return undefined;
+  }
+
   async write(ops: readonly WriteOp[]): Promise<void> {
     if (ops.length === 0) return;
     const statements = await Promise.all(ops.map((op) => this.opStatement(op)));

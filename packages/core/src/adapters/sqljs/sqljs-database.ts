@@ -13,6 +13,7 @@ import {
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { SerialByKey } from '../serial-by-key';
+import { CollectionVersions } from '../memory/collection-versions';
 import { InProcessLiveness } from '../memory/in-process-liveness';
 import { OperationLog } from './operation-log';
 import { readSnapshot, removeSnapshotTemp } from './snapshot-file';
@@ -64,6 +65,8 @@ export class SqlJsDatabase implements Database {
   private readonly liveness = new InProcessLiveness();
   /** Likewise its locks: no other process opens this store. */
   private readonly locks = new SerialByKey();
+  /** Likewise every write goes through `write`, which counts it here (`collectionVersion`). */
+  private readonly versions = new CollectionVersions();
 
   constructor(
     private readonly engine: SqlEngine,
@@ -130,10 +133,16 @@ export class SqlJsDatabase implements Database {
     return this.engine.all(sql, params)[0]![0] as number;
   }
 
+  collectionVersion(collection: string): number {
+    return this.versions.of(collection);
+  }
+
   async write(ops: readonly WriteOp[]): Promise<void> {
     this.assertWritable();
     if (ops.length === 0) return;
     const statements = this.engine.write(() => ops.map((op) => this.apply(op)), ops.length === 1);
+    // Readers see the change from now on (before it is durable), so the versions move now too.
+    this.versions.changed(ops);
     await this.log.append(JSON.stringify(statements));
   }
 

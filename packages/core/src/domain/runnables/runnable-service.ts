@@ -32,6 +32,8 @@ import {
 const UPDATE_ATTEMPTS = 5;
 /** Runnables whose JSON is kept (see `RunnableService.json`); at ~1 KB each, about 1 MB. */
 const JSON_CACHE_ENTRIES = 1024;
+/** Characters of list JSON kept (see `RunnableService.listJson`): about 8 MB. */
+const LIST_CACHE_CHARS = 8 * 1024 * 1024;
 
 /** A validated configuration, ready to store. */
 interface StoredConfig {
@@ -53,6 +55,16 @@ export class RunnableService {
    * its revision, so an entry never goes stale, and lists answer the same records again and again.
    */
   private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
+  /**
+   * The JSON of lists recently answered, by account and filter, with the collection version they
+   * were read at: any write to the runnables moves the version, so an entry is answered only while
+   * the store would answer the same list. Stores shared with other processes give no version, and
+   * then nothing is kept.
+   */
+  private readonly listTexts = new LRUCache<string, { version: number; text: string }>({
+    maxSize: LIST_CACHE_CHARS,
+    sizeCalculation: (entry, key) => entry.text.length + key.length,
+  });
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -93,8 +105,16 @@ export class RunnableService {
 
   /** `list` as the JSON text of the array, each runnable's JSON made once per revision. */
   async listJson(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<string> {
+    // Read before the query: a write landing meanwhile moves it, so what is kept below under the
+    // older version is never answered.
+    const version = this.runnables.collectionVersion();
+    const key = version === undefined ? undefined : listKey(accountId, filter);
+    const kept = key === undefined ? undefined : this.listTexts.get(key);
+    if (kept !== undefined && kept.version === version) return kept.text;
     const docs = await this.findDocs(accountId, filter);
-    return `[${docs.map((doc) => this.json(doc)).join(',')}]`;
+    const text = `[${docs.map((doc) => this.json(doc)).join(',')}]`;
+    if (key !== undefined) this.listTexts.set(key, { version: version!, text });
+    return text;
   }
 
   /** `get` as JSON text. */
@@ -252,6 +272,11 @@ export class RunnableService {
     const enabledProviders = await this.enabledProviders.list(accountId);
     return this.parsedConfigs.getOrParse(`${sha256} ${enabledProviders.join(',')}`, text, () => check(enabledProviders));
   }
+}
+
+/** What tells one list of an account from another: every field of the filter `findDocs` reads. */
+function listKey(accountId: string, { type, tags, limit, offset }: Partial<ListRunnablesQuery>): string {
+  return JSON.stringify([accountId, type, tags?.length ? tags : undefined, limit, offset]);
 }
 
 function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

@@ -30,6 +30,11 @@ export class Repository<T extends AccountRecord> {
     return this.database.find(this.collection, { ...query, where: { ...query.where, account_id: accountId } }) as Promise<T[]>;
   }
 
+  /** `Database.collectionVersion` of this collection: what an answer built from its reads may be kept under. */
+  collectionVersion(): number | undefined {
+    return this.database.collectionVersion(this.collection);
+  }
+
   count(accountId: string, where: Where = {}): Promise<number> {
     return this.database.count(this.collection, { ...where, account_id: accountId });
   }
