@@ -45,6 +45,26 @@ describe('decodeChatCompletionStream', () => {
     ]);
   });
 
+  it('reads the text-only chunks of one layout as a parse would, whatever their text, and chunks of any other shape by parsing them', async () => {
+    const events = await decode([
+      // "c" is also the id, which comes first: no layout is learned from that chunk.
+      chunk({ content: 'c' }) + chunk({ content: 'é "quoted" \\ \u2028' }) + chunk({ content: 'c' }),
+      // The content's place holds two members here, not one string.
+      `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a","reasoning":"r"},"finish_reason":null}]}\n\n`,
+      chunk({ content: '}' }, null, { usage: { prompt_tokens: 5, completion_tokens: 4 } }) + chunk({ content: '' }) + chunk({ content: 'end' }, 'stop'),
+    ]);
+    assert.deepEqual(events, [
+      { type: 'text-delta', text: 'cé "quoted" \\ \u2028c' },
+      { type: 'reasoning-delta', text: 'r' },
+      { type: 'text-delta', text: 'a' },
+      { type: 'text-delta', text: '}end' },
+      { type: 'finish', finishReason: 'stop', usage: { input_tokens: 5, output_tokens: 4 } },
+    ]);
+    // A vendor whose every chunk differs besides its text (a nonce) has each one parsed.
+    const nonces = await decode([['a', 'b', 'c', 'd', 'e'].map((text, index) => chunk({ content: text }, null, { obfuscation: 'x'.repeat(index) })).join('') + chunk({}, 'stop')]);
+    assert.deepEqual(nonces[0], { type: 'text-delta', text: 'abcde' });
+  });
+
   it('reads an event cut across reads (mid-character too), CRLF line ends and multi-line data', async () => {
     const euro = new TextEncoder().encode(chunk({ content: 'à 5 €' }));
     const cut = euro.length - 6;
