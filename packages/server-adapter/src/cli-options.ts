@@ -1,8 +1,7 @@
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { defaultConfig, parseBootstrapClients, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
+import { defaultConfig, parseBootstrapClients, z, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
 import { blobStoreProblem, checkS3Endpoint, isS3Url, parseEgressAllow } from '@runloom/core/node';
 
 /**
