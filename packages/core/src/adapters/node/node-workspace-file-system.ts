@@ -148,11 +148,9 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
 
   async writeFile(given: string, content: ReadableStream<Uint8Array> | Uint8Array | string, options: WriteFileOptions = {}): Promise<WrittenEntry> {
     const { maxBytes = Number.POSITIVE_INFINITY, createParents = true, exclusive = false } = options;
-    const { path, target, missing } = await this.locate(given, 'entry');
+    const { path, target, missing, existing } = await this.locateForWrite(given);
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     if (bytes instanceof Uint8Array && bytes.byteLength > maxBytes) throw new WorkspaceFileTooLargeError(maxBytes);
-    // `locate` found the name missing (and no link by it): nothing there to look at.
-    const existing = missing > 0 ? undefined : await lstat(target).catch(() => undefined);
     if (existing?.isDirectory()) throw new WorkspaceConflictError(path, 'a directory is there');
     if (existing && exclusive) throw new WorkspaceConflictError(path, 'a file is already there');
     const directory = nodePath.dirname(target);
@@ -160,37 +158,34 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     if (createParents && missing > 1) await this.makeDirectory(directory, parentPath(path));
     const temp = nodePath.join(directory, TEMP_PREFIX + randomBytes(16).toString('hex'));
     const handle = await open(temp, 'wx').catch(async (error: unknown) => {
-      // The parent went away since `locate` (a delete of it meanwhile): made again, as asked.
+      // The parent went away since `locate` (a delete of it meanwhile): made again, as asked;
+      // the root, though, is gone with its workspace.
+      if (isMissing(error) && directory === this.localRoot) throw new WorkspaceNotFoundError(path);
       if (!(createParents && isMissing(error))) throw fsError(error, parentPath(path));
       await this.makeDirectory(directory, parentPath(path));
       return open(temp, 'wx').catch((again: unknown) => {
         throw fsError(again, parentPath(path));
       });
     });
+    let written: Stats;
     try {
       if (bytes instanceof Uint8Array) await writeAll(handle, [bytes], bytes.byteLength);
       else await writeStreamToFile(bytes, handle, { maxBytes, tooLarge: () => new WorkspaceFileTooLargeError(maxBytes) });
-      await handle.sync();
+      // Size and mtime are final once written (a rename or link keeps them): read beside the fsync.
+      [written] = await Promise.all([handle.stat(), handle.sync()]);
     } catch (error) {
       await handle.close();
       await rm(temp, { force: true });
       throw error;
     }
-    await handle.close();
     try {
-      if (exclusive) {
-        // link() fails when the name exists, where rename() would replace: exclusive without a race.
-        await link(temp, target);
-        await unlink(temp);
-      } else {
-        await rename(temp, target);
-      }
-      await syncDirectory(directory);
+      // The file is durable: its descriptor is closed while it is moved into place.
+      await Promise.all([handle.close(), moveIntoPlace(temp, target, exclusive)]);
     } catch (error) {
       await rm(temp, { force: true });
       throw fsError(error, path);
     }
-    return { ...(entryOf(path, await stat(target)) as WorkspaceEntry), created: existing === undefined };
+    return { ...(entryOf(path, written) as WorkspaceEntry), created: existing === undefined };
   }
 
   async mkdir(given: string): Promise<WorkspaceEntry> {
@@ -389,14 +384,44 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     return { path, ...(await this.realTarget(path)) };
   }
 
-  private async realTarget(path: string): Promise<{ target: string; missing: number }> {
-    if (path === '') return { target: this.localRoot, missing: 0 };
+  /**
+   * `locate` for a write, plus what is at the path now (`existing`, not following a link): the real
+   * folder of the parent and a look at the name, at once. A name that is a link is located through
+   * it, as `locate` does, and `existing` is then what it points to.
+   */
+  private async locateForWrite(given: string): Promise<Located & { existing: Stats | undefined }> {
+    const path = workspacePath(given, 'entry');
+    this.refuseOnDisk(path);
+    const [parent, named] = await Promise.all([
+      this.realTarget(parentPath(path), path),
+      lstat(nodePath.join(this.localRoot, path)).catch((error: unknown) => {
+        const code = errorCode(error);
+        if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+        throw fsError(error, path);
+      }),
+    ]);
+    if (named?.isSymbolicLink()) {
+      const { target, missing } = await this.realTarget(path);
+      return { path, target, missing, existing: missing > 0 ? undefined : await lstat(target).catch(() => undefined) };
+    }
+    const target = nodePath.join(parent.target, nodePath.basename(path));
+    return { path, target, missing: named ? 0 : parent.missing + 1, existing: named };
+  }
+
+  /** Refuses a path naming a temporary file, or too long for this disk, before anything is looked at. */
+  private refuseOnDisk(path: string): void {
     if (path.split('/').some((segment) => TEMP_NAME.test(segment))) {
       throw new WorkspacePathError(path, `names like '${TEMP_PREFIX}…' are reserved for writes in flight: choose another name`);
     }
+    if (!fitsOnDisk(path, nodePath.join(this.localRoot, path))) throw new WorkspacePathError(path, 'it is too long for this file system: shorten it');
+  }
+
+  /** Where `path` is on disk (see `locate`); errors name `reported`, the path asked about. */
+  private async realTarget(path: string, reported = path): Promise<{ target: string; missing: number }> {
+    if (path === '') return { target: this.localRoot, missing: 0 };
+    this.refuseOnDisk(path);
     const rest: string[] = [];
     let candidate = nodePath.join(this.localRoot, path);
-    if (!fitsOnDisk(path, candidate)) throw new WorkspacePathError(path, 'it is too long for this file system: shorten it');
     for (;;) {
       let real: string;
       try {
@@ -404,17 +429,17 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       } catch (error) {
         const code = errorCode(error);
         // The root itself gone: the workspace was removed while this was open.
-        if (candidate === this.localRoot && code === 'ENOENT') throw new WorkspaceNotFoundError(path);
-        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw fsError(error, path);
+        if (candidate === this.localRoot && code === 'ENOENT') throw new WorkspaceNotFoundError(reported);
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw fsError(error, reported);
         if (code === 'ENOENT' && (await lstat(candidate).catch(() => undefined))?.isSymbolicLink()) {
-          throw new WorkspacePathError(path, 'it goes through a symbolic link that points nowhere');
+          throw new WorkspacePathError(reported, 'it goes through a symbolic link that points nowhere');
         }
         rest.unshift(nodePath.basename(candidate));
         candidate = nodePath.dirname(candidate);
         continue;
       }
       if (real !== this.localRoot && !real.startsWith(this.localRoot + nodePath.sep)) {
-        throw new WorkspacePathError(path, 'it resolves outside the workspace through a symbolic link');
+        throw new WorkspacePathError(reported, 'it resolves outside the workspace through a symbolic link');
       }
       return { target: rest.length === 0 ? real : nodePath.join(real, ...rest), missing: rest.length };
     }
@@ -463,6 +488,20 @@ function fsError(error: unknown, path: string): unknown {
     default:
       return error;
   }
+}
+
+/**
+ * Moves a written temporary file to `target` in its directory, durably: `exclusive` fails when
+ * something is there (link() fails on an existing name, where rename() would replace it).
+ */
+async function moveIntoPlace(temp: string, target: string, exclusive: boolean): Promise<void> {
+  if (exclusive) {
+    await link(temp, target);
+    await unlink(temp);
+  } else {
+    await rename(temp, target);
+  }
+  await syncDirectory(nodePath.dirname(target));
 }
 
 function fitsOnDisk(path: string, absolute: string): boolean {
