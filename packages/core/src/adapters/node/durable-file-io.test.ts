@@ -50,6 +50,14 @@ describe('syncDirectory', () => {
     assert.deepEqual(started.map((sync) => sync.directory), [root, root]);
   });
 
+  it('shares a sync with the callers that come while it still opens the directory: its fsync comes after their changes', async () => {
+    const callers = [syncDirectory(root), syncDirectory(root), syncDirectory(root)];
+    await syncsStarted(1);
+    started[0]!.finish();
+    await Promise.all(callers);
+    assert.equal(started.length, 1, 'three callers before the fsync, one sync');
+  });
+
   it('starts a new sync for a call after the last one ended, and syncs other directories apart', async () => {
     const other = path.join(root, 'other');
     fs.mkdirSync(other);

@@ -100,9 +100,14 @@ export function fileReadStream(handle: FileHandle, start: number, end: number): 
   );
 }
 
-/** A directory's sync in flight, and the one that starts when it ends, if anyone asked meanwhile. */
+/**
+ * A directory's sync in flight, and the one that starts when it ends, if anyone asked meanwhile.
+ * `joinable` is the running sync's answer while it is still opening the directory: its fsync has
+ * not been asked for yet, so it covers the changes of whoever calls meanwhile.
+ */
 interface DirectorySyncs {
   running: Promise<void>;
+  joinable?: Promise<void>;
   queued?: { done: Promise<void>; start(): void };
 }
 
@@ -110,15 +115,17 @@ const directorySyncs = new Map<string, DirectorySyncs>();
 
 /**
  * Makes the renames (and creations, deletions) done in `directory` so far durable. Group commit: a
- * call while the directory's sync runs cannot count on it (it may have started before the caller's
- * change), so it joins the sync queued to start when that one ends, which every caller meanwhile
- * shares: concurrent writes to one directory pay about one fsync between them instead of one each,
- * queued behind each other. Windows cannot open a directory for syncing; its renames are journaled.
+ * call while the directory's sync is still opening it shares that sync; a call once its fsync is
+ * asked for cannot count on it (it may have started before the caller's change), so it joins the
+ * sync queued to start when that one ends, which every caller meanwhile shares: concurrent writes
+ * to one directory pay about one fsync between them instead of one each, queued behind each other.
+ * Windows cannot open a directory for syncing; its renames are journaled.
  */
 export function syncDirectory(directory: string): Promise<void> {
   if (process.platform === 'win32') return Promise.resolve();
   const syncs = directorySyncs.get(directory);
   if (!syncs) return startDirectorySync(directory);
+  if (syncs.joinable) return syncs.joinable;
   if (!syncs.queued) {
     let start!: () => void;
     const done = new Promise<void>((resolve, reject) => {
@@ -130,25 +137,30 @@ export function syncDirectory(directory: string): Promise<void> {
 }
 
 function startDirectorySync(directory: string): Promise<void> {
-  const running = fsyncDirectory(directory);
-  directorySyncs.set(directory, { running });
+  const syncs: DirectorySyncs = { running: fsyncDirectory(directory, () => (syncs.joinable = undefined)) };
+  syncs.joinable = syncs.running;
+  directorySyncs.set(directory, syncs);
   const ended = (): void => {
-    const syncs = directorySyncs.get(directory);
-    if (syncs?.running !== running) return;
+    if (directorySyncs.get(directory) !== syncs) return;
     if (syncs.queued) syncs.queued.start();
     else directorySyncs.delete(directory);
   };
-  running.then(ended, ended);
-  return running;
+  syncs.running.then(ended, ended);
+  return syncs.running;
 }
 
-async function fsyncDirectory(directory: string): Promise<void> {
+/** Opens, fsyncs and closes `directory`; `syncing` is called as the fsync is asked for. Done once the fsync is: the close runs after. */
+async function fsyncDirectory(directory: string, syncing: () => void): Promise<void> {
   const handle = await open(directory, 'r');
+  syncing();
   try {
     await handle.sync();
-  } finally {
-    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
   }
+  // The sync is what callers wait for; a read-only descriptor's close has nothing left to fail.
+  void handle.close().catch(() => undefined);
 }
 
 export function errorCode(error: unknown): string | undefined {
