@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { loggerContract } from '../logger.contract';
 import { PinoLogger, SilentLogger } from './pino-logger';
@@ -28,5 +29,51 @@ describe('PinoLogger', () => {
     assert.equal(lines.length, 2);
     assert.deepEqual([lines[0]!.route, lines[0]!.status, lines[0]!.msg, lines[0]!.level], ['GET /healthz', 200, 'request', 30]);
     assert.equal(lines[1]!.level, 50);
+  });
+
+  it('writes buffered stdout lines out while the process runs, never fsyncing stdout', async function () {
+    this.timeout(20_000);
+    // A child that logs in bursts for longer than several flush delays, then waits without exiting
+    // (an exit would flush anyway): each burst must reach stdout on its own. A sync of stdout per
+    // flush would be a disk sync when stdout is a file; the child counts them.
+    const script = `
+      const fs = require('node:fs');
+      let fsyncs = 0;
+      const fsync = fs.fsync;
+      fs.fsync = (...args) => { fsyncs += 1; return fsync(...args); };
+      const { PinoLogger } = require(${JSON.stringify(require.resolve('./pino-logger'))});
+      const logger = new PinoLogger();
+      let burst = 0;
+      const timer = setInterval(() => {
+        for (let line = 0; line < 200; line += 1) logger.info({ burst, line }, 'request');
+        if (++burst < 20) return;
+        clearInterval(timer);
+        setTimeout(() => process.stderr.write('fsyncs ' + fsyncs + '\\n'), 200);
+      }, 5);
+      setTimeout(() => {}, 60_000);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (stdout.includes('"burst":19,"line":199,') && /fsyncs \d+\n/.test(stderr)) resolve();
+        };
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          check();
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          check();
+        });
+        child.once('exit', (code) => reject(new Error(`the child exited (${code}): ${stderr}`)));
+      });
+    } finally {
+      child.kill();
+    }
+    assert.equal(stdout.split('\n').filter(Boolean).length, 4000);
+    assert.match(stderr, /fsyncs 0\n/);
   });
 });

@@ -15,15 +15,16 @@ export class PinoLogger implements Logger {
   private readonly destination: pino.DestinationStream;
   /** Set while lines wait in the stdout buffer for their write. */
   private flushTimer: NodeJS.Timeout | undefined;
-  private readonly buffered: boolean;
+  /** The buffered stdout stream, when the lines go there. */
+  private readonly stdout: ReturnType<typeof pino.destination> | undefined;
 
   /**
    * Without `destination`: stdout, buffered and written asynchronously, each line out within
    * FLUSH_DELAY_MS (`flushSync` before the process exits; pino also flushes it on exit).
    */
   constructor(destination?: pino.DestinationStream, level: string = process.env.RUNLOOM_LOG_LEVEL ?? 'info') {
-    this.buffered = destination === undefined;
-    this.destination = destination ?? pino.destination({ dest: 1, sync: false, minLength: STDOUT_BUFFER_BYTES });
+    if (destination === undefined) this.stdout = pino.destination({ dest: 1, sync: false, minLength: STDOUT_BUFFER_BYTES });
+    this.destination = destination ?? this.stdout!;
     this.logger = pino({ level, base: undefined }, this.destination);
   }
 
@@ -48,10 +49,13 @@ export class PinoLogger implements Logger {
   }
 
   private flushSoon(): void {
-    if (!this.buffered || this.flushTimer) return;
+    const stdout = this.stdout;
+    if (!stdout || this.flushTimer) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
-      this.logger.flush();
+      // Without a callback: pino's flush passes one, and sonic-boom then fsyncs stdout (a disk sync
+      // when it is a file) and adds a listener per flush while a write is under way.
+      stdout.flush();
     }, FLUSH_DELAY_MS);
     this.flushTimer.unref();
   }
