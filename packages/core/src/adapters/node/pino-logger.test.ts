@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { loggerContract } from '../logger.contract';
 import { PinoLogger, SilentLogger } from './pino-logger';
@@ -75,5 +76,24 @@ describe('PinoLogger', () => {
     }
     assert.equal(stdout.split('\n').filter(Boolean).length, 4000);
     assert.match(stderr, /fsyncs 0\n/);
+  });
+
+  it('writes the lines still waiting when the process exits', async function () {
+    this.timeout(20_000);
+    const script = `
+      const { PinoLogger } = require(${JSON.stringify(require.resolve('./pino-logger'))});
+      const logger = new PinoLogger();
+      for (let line = 0; line < 3; line += 1) logger.info({ line }, 'before exit');
+      process.exit(0);
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const [code] = (await once(child, 'close')) as [number];
+    assert.equal(code, 0);
+    assert.deepEqual(
+      stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { line: number }).line),
+      [0, 1, 2],
+    );
   });
 });
