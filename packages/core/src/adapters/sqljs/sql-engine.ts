@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import initSqlJs from 'sql.js';
@@ -32,10 +32,24 @@ export function locateSqlWasm(): string {
 
 const modules = new Map<string, Promise<initSqlJs.SqlJsStatic>>();
 
+/**
+ * sql.js with its wasm compiled and instantiated synchronously (lazily compiled functions make that
+ * a few milliseconds). sql.js's own asynchronous instantiation resolves through a V8 platform task,
+ * not the event loop: when the loop has nothing else pending (a server's start), Node runs that task
+ * while draining the platform, and that drain then waits for every background task before the loop
+ * goes on, including the optimising compiles of the wasm functions the first statements made hot:
+ * a start waited ~0.3 s of compile CPU for them.
+ */
 function loadSqlJs(wasmPath: string): Promise<initSqlJs.SqlJsStatic> {
   let module = modules.get(wasmPath);
   if (!module) {
-    module = initSqlJs({ locateFile: () => wasmPath });
+    module = initSqlJs({
+      instantiateWasm: (imports, receive) => {
+        const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmPath)), imports);
+        receive(instance);
+        return instance.exports;
+      },
+    });
     modules.set(wasmPath, module);
   }
   return module;
