@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { DefaultChatTransport, type UIMessage, type UIMessageChunk } from 'ai';
+import { ContainerModule } from 'inversify';
+import { ThreadStreamMarkers } from '../packages/core/src/domain/threads/thread-stream-markers';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startTestRunloom, type TestRunloom } from './support/harness';
@@ -324,6 +326,33 @@ describe('thread streams', function () {
       release.open();
       text += await readAll(reader);
       assert.equal(textOf(await assemble(await readChunks(new Response(text).body!))), TEXT.join(''));
+    });
+
+    it('ends the reply with [DONE] while its start is still being written; a read after [DONE] waits for the start and the saved reply', async () => {
+      const marking = gate();
+      const slowMarkers = new ContainerModule(({ onActivation }) => {
+        onActivation(ThreadStreamMarkers, (_context, markers) => {
+          const record = markers.record.bind(markers);
+          markers.record = async (stream) => {
+            await marking.promise;
+            return record(stream);
+          };
+          return markers;
+        });
+      });
+      t = await startTestRunloom({ rateLimit: 0, allowPrivateNetwork: true, modules: [slowMarkers] });
+      const workspaceId = await workspaceWithVendor(t, vendor);
+      await saveThread(t, workspaceId, 'slow-start');
+      vendor.reply({ type: 'text', chunks: TEXT });
+      const response = await t.request(`/workspace/${workspaceId}/threads/stream`, json('POST', { threadId: 'slow-start', message: 'Hi', model: { provider: 'openai', model: vendor.model } }));
+      const text = await readAll(response.body!.getReader());
+      assert.match(text, /"type":"finish"[\s\S]*data: \[DONE\]\n\n$/);
+      const read = t.runloom.threads.get(ACCOUNT, workspaceId, 'slow-start');
+      marking.open();
+      const [user, reply] = (await read).messages;
+      assert.equal(textOf(user), 'Hi');
+      assert.equal((reply!.metadata as { status: string }).status, 'complete');
+      assert.equal(textOf(reply), TEXT.join(''));
     });
 
     it('marks a reply cut off by a shutdown as interrupted, with what had streamed', async () => {

@@ -140,13 +140,26 @@ export class ThreadService implements WorkspaceMetadataContributor {
    * before the workspace was archived is still kept.
    */
   change(accountId: string, workspaceId: string, threadId: string, change: ThreadChange): Promise<Thread> {
+    return this.locks.run(lockKey(workspaceId, threadId), () => this.apply(accountId, workspaceId, threadId, change));
+  }
+
+  /**
+   * `change`, queued when called but applied once `ready` answers: not at all when it answers
+   * false, failing when it rejects. A stream's writes take their places among the thread's writes
+   * (reads after them wait for them) before what they depend on is done.
+   */
+  changeWhen(accountId: string, workspaceId: string, threadId: string, ready: Promise<boolean>, change: ThreadChange): Promise<void> {
     return this.locks.run(lockKey(workspaceId, threadId), async () => {
-      const files = await this.workspaces.files(accountId, workspaceId);
-      const current = readable(await this.store.read(files, threadId), threadId);
-      const thread = { ...change(current), id: threadId, created_at: current.created_at, updated_at: this.clock.now().toISOString() };
-      await this.commit(files, accountId, workspaceId, thread);
-      return thread;
+      if (await ready) await this.apply(accountId, workspaceId, threadId, change);
     });
+  }
+
+  private async apply(accountId: string, workspaceId: string, threadId: string, change: ThreadChange): Promise<Thread> {
+    const files = await this.workspaces.files(accountId, workspaceId);
+    const current = readable(await this.store.read(files, threadId), threadId);
+    const thread = { ...change(current), id: threadId, created_at: current.created_at, updated_at: this.clock.now().toISOString() };
+    await this.commit(files, accountId, workspaceId, thread);
+    return thread;
   }
 
   private async writableFiles(accountId: string, workspaceId: string): Promise<WorkspaceFileSystem> {

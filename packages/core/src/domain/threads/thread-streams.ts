@@ -205,20 +205,27 @@ export class ThreadStreams implements Lifecycle {
 
   /**
    * Makes the reply's start durable: the marker (`marked`, its write started by `reply`), then the
-   * user message and the assistant message marked `streaming` appended to the thread. Runs while
-   * the vendor is called (the first delta waits for no disk write); a failure ends the stream with
-   * an error chunk. False when it failed.
+   * user message and the assistant message marked `streaming` appended to the thread, queued at
+   * once (the reply's saves queue behind it). Runs while the vendor is called and may outlast the
+   * reply (neither the first delta nor `[DONE]` waits for a disk write); a failure ends the stream
+   * with an error chunk, or is logged when it has ended (the reply is then not kept). False when
+   * it failed.
    */
   private async recordStart(stream: ThreadStream, user: UIMessage, builder: ReplyBuilder, marked: Promise<void>): Promise<boolean> {
+    const placeholder = builder.message();
     try {
-      await marked;
-      await this.threads.change(stream.accountId, stream.workspaceId, stream.threadId, (current) => ({
-        ...current,
-        messages: mergeMessages(current.messages, [user, builder.message()]),
-      }));
+      await this.threads.changeWhen(
+        stream.accountId,
+        stream.workspaceId,
+        stream.threadId,
+        marked.then(() => true),
+        (current) => ({ ...current, messages: mergeMessages(current.messages, [user, placeholder]) }),
+      );
       return true;
     } catch (error) {
-      stopWith(stream, new StreamStop('error', `the thread could not be saved, so the reply was ended: ${(error as Error).message}`));
+      const reason = `the thread could not be saved, so the reply was ended: ${(error as Error).message}`;
+      this.logger.warn({ stream: stream.id, thread: stream.threadId, error: (error as Error).message }, 'the start of a thread reply could not be saved');
+      stopWith(stream, new StreamStop('error', reason));
       return false;
     }
   }
@@ -242,9 +249,7 @@ export class ThreadStreams implements Lifecycle {
           ? undefined
           : this.clock.setTimeout(() => {
               checkpoint = undefined;
-              void recorded.then(async (ok) => {
-                if (ok) await this.save(stream, () => builder.message());
-              });
+              void this.save(stream, builder.message(), recorded);
             }, CHECKPOINT_INTERVAL_MS);
       }
     } finally {
@@ -257,8 +262,9 @@ export class ThreadStreams implements Lifecycle {
       stream.append(builder.fail(stop.status, stop.message), true);
     }
     // The save is queued before the stream ends, not awaited: the client's last chunk waits for no
-    // disk write, and a read of the thread (a next POST's included) queues behind the save.
-    const saved = (await recorded) ? this.save(stream, () => builder.message()) : undefined;
+    // disk write (the start's included), and a read of the thread (a next POST's too) queues
+    // behind the save.
+    const saved = this.save(stream, builder.message(), recorded);
     this.registry.release(stream);
     stream.end();
     await saved;
@@ -269,14 +275,15 @@ export class ThreadStreams implements Lifecycle {
   }
 
   /**
-   * Writes the reply into its thread, queued at once (see `ThreadService.change`); a thread
-   * deleted (or broken) meanwhile keeps nothing, and says so in the log.
+   * Writes the reply as it is now into its thread, queued at once behind the start's write and
+   * skipped when that failed (`recorded`); a thread deleted (or broken) meanwhile keeps nothing,
+   * and says so in the log.
    */
-  private save(stream: ThreadStream, message: () => UIMessage): Promise<void> {
+  private save(stream: ThreadStream, message: UIMessage, recorded: Promise<boolean>): Promise<void> {
     return this.threads
-      .change(stream.accountId, stream.workspaceId, stream.threadId, (thread) => ({
+      .changeWhen(stream.accountId, stream.workspaceId, stream.threadId, recorded, (thread) => ({
         ...thread,
-        messages: mergeMessages(thread.messages, [message()]),
+        messages: mergeMessages(thread.messages, [message]),
       }))
       .then(
         () => undefined,
