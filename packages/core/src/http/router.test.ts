@@ -158,6 +158,34 @@ describe('Router', () => {
     assert.equal(bad.status, 400);
   });
 
+  it('reads a raw request URL as URL parsing does: dot segments, percent-encoding, spaces, a fragment', async () => {
+    const id = '0190a1b2-0000-7000-8000-000000000000';
+    const router = makeRouter();
+    // As a server adapter hands it over: the request target as the client sent it, not normalised.
+    const dispatch = (target: string) =>
+      router.dispatch({
+        method: 'GET',
+        url: `http://runloom.test${target}`,
+        hasBody: false,
+        remoteAddress: undefined,
+        header: (name) => (name === 'authorization' ? auth.authorization : null),
+        readText: async () => '',
+        request: () => new Request(`http://runloom.test${target}`),
+        signal: () => new AbortController().signal,
+      });
+    const answered = async (target: string) => {
+      const answer = await dispatch(target);
+      return answer instanceof Response ? answer.status : [answer.status, answer.text && JSON.parse(answer.text)];
+    };
+    assert.deepEqual(await answered(`/v1/thing/${id}?verbose=yes`), [200, { id, verbose: 'yes' }]);
+    assert.deepEqual(await answered(`/v1/other/../thing/${id}?verbose=%79es`), [200, { id, verbose: 'yes' }]);
+    assert.deepEqual(await answered(`/v1/./thing/%2e%2E/thing/${id}?verbose=yes#fragment`), [200, { id, verbose: 'yes' }]);
+    assert.deepEqual(await answered(`/v1\\thing/${id}?verbose=no`), [200, { id, verbose: 'no' }]);
+    assert.deepEqual(await answered(`/v1/thing/${id}?verbose=n%6F&verbose2=a b`), [200, { id, verbose: 'no' }]);
+    assert.equal(((await answered(`/v1/thing/${id}?verbose=y es`)) as unknown[])[0], 400);
+    assert.equal(((await answered('/v1/th ing')) as unknown[])[0], 404);
+  });
+
   it('serves every route under the base path and nothing outside it', async () => {
     const router = makeRouter({ basePath: '/api' });
     assert.equal((await router.handle(new Request('http://runloom.test/api/public'))).status, 200);

@@ -5,7 +5,7 @@ import { refuseTooDeep } from '../domain/input/json-depth';
 import { ApiError } from './api-error';
 import { type ConnectionInfo, type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
-import type { HttpMethod, Principal, RouteDefinition } from './route';
+import type { BodySpec, HttpMethod, Principal, RouteDefinition, RouteInput } from './route';
 import { RateLimiter } from './rate-limiter';
 import type { Clock } from '../ports/clock';
 
@@ -13,6 +13,8 @@ import type { Clock } from '../ports/clock';
 interface RouteStore {
   definition: RouteDefinition;
   order: number;
+  /** How logs and metrics name the route: `GET /v1/runnable/{id}`. */
+  name: string;
 }
 
 /** Where the router reports each finished request (logs, metrics). */
@@ -72,7 +74,7 @@ export class Router {
       // Templates are written `{id}`; find-my-way spells a parameter `:id`.
       const template = definition.path.replace(/\{([^}]+)\}/g, ':$1');
       if (this.paths.hasRoute(definition.method, template)) throw new Error(`duplicate route ${definition.method} ${definition.path}`);
-      const store: RouteStore = { definition, order };
+      const store: RouteStore = { definition, order, name: `${definition.method} ${definition.path}` };
       this.paths.on(definition.method, template, () => undefined, store);
       if (!this.methods.includes(definition.method)) this.methods.push(definition.method);
     });
@@ -103,7 +105,7 @@ export class Router {
     let answer: Answer;
     let failure: unknown;
     try {
-      const url = parseUrl(exchange.url);
+      const url = requestTarget(exchange.url);
       const path = this.stripBasePath(url.pathname);
       const match = path === undefined ? undefined : this.match(exchange.method, path);
       if (!match) throw new ApiError('NOT_FOUND', `no route for ${exchange.method} ${url.pathname}`);
@@ -113,7 +115,7 @@ export class Router {
         });
       }
       const { definition, rawParams } = match;
-      routeName = `${exchange.method === 'HEAD' ? 'HEAD' : definition.method} ${definition.path}`;
+      routeName = exchange.method === 'HEAD' ? `HEAD ${definition.path}` : match.name;
       if (!definition.public) {
         principal = await this.options.authenticate(exchange.header('authorization'));
         const retryAfter = this.rateLimiter.take(principal.accountId);
@@ -124,23 +126,10 @@ export class Router {
         }
       }
       const params = definition.params ? parseParams(definition.params, rawParams) : rawParams;
-      const rawQuery = boundedQuery(url.searchParams);
+      const rawQuery = url.search === '' ? {} : boundedQuery(new URLSearchParams(url.search));
       const query = definition.query ? validate(definition.query, rawQuery, 'query') : undefined;
-      const body = await this.readBody(definition, exchange);
-      const result = await definition.handle({
-        params,
-        query,
-        body,
-        principal: principal as Principal,
-        get request() {
-          return exchange.request();
-        },
-        get signal() {
-          return exchange.signal();
-        },
-        requestId,
-        remoteAddress: exchange.remoteAddress,
-      });
+      const body = definition.body ? await this.readBody(definition.body, exchange) : undefined;
+      const result = await definition.handle(new HandlerInput(params, query, body, principal as Principal, requestId, exchange));
       answer = toAnswer(result);
     } catch (error) {
       failure = error;
@@ -215,7 +204,7 @@ export class Router {
   private match(
     method: string,
     path: string,
-  ): { definition: RouteDefinition; rawParams: Record<string, string> } | { allowed: string[] } | undefined {
+  ): { definition: RouteDefinition; name: string; rawParams: Record<string, string> } | { allowed: string[] } | undefined {
     // HEAD is GET without the body: every GET route answers it.
     const routeMethod = method === 'HEAD' ? 'GET' : method;
     const found = this.methods.includes(routeMethod as HttpMethod) ? this.find(routeMethod as HttpMethod, path) : undefined;
@@ -228,19 +217,17 @@ export class Router {
     return allowed.length ? { allowed: withHead(allowed) } : undefined;
   }
 
-  private find(method: HttpMethod, path: string): { definition: RouteDefinition; order: number; rawParams: Record<string, string> } | undefined {
+  private find(method: HttpMethod, path: string): (RouteStore & { rawParams: Record<string, string> }) | undefined {
     const found = this.paths.find(method, path);
     if (!found) return undefined;
     const rawParams = found.params as Record<string, string>;
     // A parameter is one or more characters: `/v1/run/` names no run.
     for (const name in rawParams) if (rawParams[name] === '') return undefined;
-    const { definition, order } = found.store as RouteStore;
-    return { definition, order, rawParams };
+    const { definition, order, name } = found.store as RouteStore;
+    return { definition, order, name, rawParams };
   }
 
-  private async readBody(definition: RouteDefinition, exchange: Exchange): Promise<unknown> {
-    const spec = definition.body;
-    if (!spec) return undefined;
+  private async readBody(spec: BodySpec, exchange: Exchange): Promise<unknown> {
     const mediaType = (exchange.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if ('stream' in spec) {
       if (!spec.stream.mediaTypes.some((accepted) => mediaTypeMatches(accepted, mediaType))) {
@@ -271,6 +258,32 @@ export class Router {
       refuseTooDeep(raw, 'body');
     }
     return validate(spec.json, raw, 'body');
+  }
+}
+
+/** What a route's handler is called with; the web `Request` and its signal are made only when it reads them. */
+class HandlerInput implements RouteInput<unknown, unknown, unknown> {
+  readonly remoteAddress: string | undefined;
+  readonly #exchange: Exchange;
+
+  constructor(
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly principal: Principal,
+    readonly requestId: string,
+    exchange: Exchange,
+  ) {
+    this.remoteAddress = exchange.remoteAddress;
+    this.#exchange = exchange;
+  }
+
+  get request(): Request {
+    return this.#exchange.request();
+  }
+
+  get signal(): AbortSignal {
+    return this.#exchange.signal();
   }
 }
 
@@ -384,11 +397,35 @@ function domainHeaders({ challenge, retryAfterSeconds }: DomainErrorExtras): Rec
   return retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) };
 }
 
-/** A URL that does not parse is the client's: 400. */
-function parseUrl(url: string): URL {
+/** The parts of a request URL the router reads: its path as URL parsing gives it, and its query without `?`. */
+interface RequestTarget {
+  pathname: string;
+  search: string;
+}
+
+/** A path that URL parsing leaves as it is: nothing to percent-encode, no backslash, no dot segment to resolve. */
+const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@%/]*$/;
+const PLAIN_QUERY = /^[\x21-\x22\x24-\x7e]*$/;
+const DOT_SEGMENT = /\/(?:\.|%2e)/i;
+
+/**
+ * `pathname` and `search` of `url`, read without parsing the whole URL when the path and query are
+ * plain (a few characters' scan instead of a `URL` and its `URLSearchParams` on every request);
+ * anything else goes through `URL`. A URL that does not parse is the client's: 400.
+ */
+function requestTarget(url: string): RequestTarget {
+  const pathStart = url.indexOf('/', url.indexOf('://') + 3);
+  if (pathStart !== -1) {
+    const queryStart = url.indexOf('?', pathStart);
+    const pathname = queryStart === -1 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
+    const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
+    if (PLAIN_PATH.test(pathname) && !DOT_SEGMENT.test(pathname) && PLAIN_QUERY.test(search)) return { pathname, search };
+  }
+  let parsed: URL;
   try {
-    return new URL(url);
+    parsed = new URL(url);
   } catch {
     throw ApiError.badRequest('the request URL cannot be read');
   }
+  return { pathname: parsed.pathname, search: parsed.search.slice(1) };
 }
