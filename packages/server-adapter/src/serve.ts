@@ -29,15 +29,17 @@ export async function listen(runloom: WebHandler, options: ListenOptions): Promi
   const inFlight = new Set<ServerResponse>();
   let stopping: Promise<void> | undefined;
 
+  // One listener for every response (no closure per request): `this` is the response that closed.
+  function onResponseClose(this: ServerResponse): void {
+    inFlight.delete(this);
+    // Its connection is idle one turn later; close it now rather than at the keep-alive timeout.
+    if (stopping) setImmediate(() => server.closeIdleConnections());
+  }
   const server = http.createServer((req, res) => {
     // A request that arrives on a kept-alive connection during shutdown is served, then the connection ends.
     if (stopping) res.setHeader('connection', 'close');
     inFlight.add(res);
-    res.once('close', () => {
-      inFlight.delete(res);
-      // Its connection is idle one turn later; close it now rather than at the keep-alive timeout.
-      if (stopping) setImmediate(() => server.closeIdleConnections());
-    });
+    res.on('close', onResponseClose);
     listener(req, res);
   });
   server.listen(options.port, options.host);

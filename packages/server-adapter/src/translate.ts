@@ -95,6 +95,7 @@ class NodeExchange implements Exchange {
 
   constructor(
     private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
     private readonly options: ToWebRequestOptions,
   ) {
     this.method = req.method ?? 'GET';
@@ -133,7 +134,7 @@ class NodeExchange implements Exchange {
   }
 
   private clientGone(): ClientGoneSignal {
-    this.#clientGone ??= new ClientGoneSignal(this.options.response);
+    this.#clientGone ??= new ClientGoneSignal(this.res);
     return this.#clientGone;
   }
 }
@@ -237,7 +238,8 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
 function requestUrl(req: IncomingMessage, target: string | undefined, trustProxy: boolean): string {
   const path = target?.startsWith('/') ? target : `/${target ?? ''}`;
   let scheme = (req.socket as TLSSocket).encrypted ? 'https' : 'http';
-  let host = req.headers.host;
+  // From the raw headers: `req.headers` builds an object of every header on first read.
+  let host = firstRawHeader(req, 'host');
   if (trustProxy) {
     const forwardedProto = firstValue(req.headers['x-forwarded-proto'])?.toLowerCase();
     if (forwardedProto === 'http' || forwardedProto === 'https') scheme = forwardedProto;
@@ -264,6 +266,16 @@ function localHost(req: IncomingMessage): string {
   const address = req.socket.localAddress ?? '127.0.0.1';
   const name = address.includes(':') ? `[${address}]` : address;
   return req.socket.localPort ? `${name}:${req.socket.localPort}` : name;
+}
+
+/** The first value of the header `name` (lower case), as `req.headers` keeps it for Host. */
+function firstRawHeader(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const candidate = raw[index]!;
+    if (candidate.length === name.length && candidate.toLowerCase() === name) return raw[index + 1];
+  }
+  return undefined;
 }
 
 function firstValue(header: string | string[] | undefined): string | undefined {
@@ -483,7 +495,7 @@ export async function handleNodeRequest(
   if (handler.dispatch && !bodyParsed) {
     let answer: Answer;
     try {
-      answer = await handler.dispatch(new NodeExchange(req, { ...options, response: res }));
+      answer = await handler.dispatch(new NodeExchange(req, res, options));
     } catch {
       answer = errorJson(500, 'internal error');
     }
