@@ -237,6 +237,69 @@ describe('PostgresDatabase', function () {
       assert.equal(await database.count('items', { status: 'queued' }), 0);
     });
 
+    it('commits a batch of inserts, replaces and deletes together; a write whose only operation changes nothing is refused alone', async () => {
+      await database.write(['r0', 'r1', 'r2', 'r3', 'lone'].map((id) => ({ op: 'insert', collection: 'items', doc: { id, status: 'queued' } })));
+      const outcome = (write: Promise<void>) => write.then(() => 'ok', (error: Error) => error.constructor.name);
+      const outcomes = await Promise.all([
+        ...['r0', 'r1', 'r2', 'r3'].map((id) => outcome(database.write([{ op: 'replace', collection: 'items', doc: { id, status: 'done' }, expect: { status: 'queued' } }]))),
+        outcome(database.write([{ op: 'delete', collection: 'items', id: 'lone', expect: { status: 'running' } }])),
+        ...Array.from({ length: 4 }, (_, n) =>
+          outcome(
+            database.write([
+              { op: 'insert', collection: 'notes', doc: { id: `n${n}`, item_id: 'r0' } },
+              { op: 'insert', collection: 'items', doc: { id: `i${n}`, status: 'new' } },
+            ]),
+          ),
+        ),
+      ]);
+      assert.deepEqual(outcomes, ['ok', 'ok', 'ok', 'ok', 'WriteConflictError', 'ok', 'ok', 'ok', 'ok']);
+      assert.deepEqual(await database.get('items', 'lone'), { id: 'lone', status: 'queued' });
+      assert.equal(await database.count('items', { status: 'done' }), 4);
+      assert.equal(await database.count('notes'), 4);
+      // All but the first two writes (each started a batch at once) shared one transaction.
+      const transactions = await observer.query(`SELECT DISTINCT xmin::text FROM "${schema.schema}"."items" WHERE "status" IN ('done', 'new')`);
+      assert.ok(transactions.rowCount! <= 3, `${transactions.rowCount} transactions`);
+    });
+
+    it('applies no operation of a write whose precondition fails in a batch; the batch’s other writes commit', async () => {
+      await database.write(['r0', 'r1', 'r2', 'kept'].map((id) => ({ op: 'insert', collection: 'items', doc: { id, status: 'queued' } })));
+      const outcome = (write: Promise<void>) => write.then(() => 'ok', (error: Error) => error.constructor.name);
+      const outcomes = await Promise.all([
+        ...['r0', 'r1'].map((id) => outcome(database.write([{ op: 'replace', collection: 'items', doc: { id, status: 'done' }, expect: { status: 'queued' } }]))),
+        outcome(
+          database.write([
+            { op: 'insert', collection: 'notes', doc: { id: 'half', item_id: 'kept' } },
+            { op: 'replace', collection: 'items', doc: { id: 'kept', status: 'done' }, expect: { status: 'running' } },
+          ]),
+        ),
+        outcome(database.write([{ op: 'delete', collection: 'items', id: 'r2', expect: { status: 'queued' } }])),
+      ]);
+      assert.deepEqual(outcomes, ['ok', 'ok', 'WriteConflictError', 'ok']);
+      assert.equal(await database.get('notes', 'half'), undefined);
+      assert.deepEqual(await database.get('items', 'kept'), { id: 'kept', status: 'queued' });
+      assert.equal(await database.get('items', 'r2'), undefined);
+      assert.equal(await database.count('items', { status: 'done' }), 2);
+    });
+
+    it('applies the writes of a batch that change one row in turn, as separate transactions would', async () => {
+      const outcome = (write: Promise<void>) => write.then(() => 'ok', (error: Error) => error.constructor.name);
+      const outcomes = await Promise.all([
+        outcome(database.write([{ op: 'insert', collection: 'items', doc: { id: 'x', status: 'queued' } }])),
+        outcome(database.write([{ op: 'insert', collection: 'items', doc: { id: 'y', status: 'queued' } }])),
+        outcome(database.write([{ op: 'insert', collection: 'items', doc: { id: 'row', status: 'new' } }])),
+        outcome(database.write([{ op: 'replace', collection: 'items', doc: { id: 'row', status: 'claimed' }, expect: { status: 'new' } }])),
+        outcome(
+          database.write([
+            { op: 'insert', collection: 'notes', doc: { id: 'note', item_id: 'row' } },
+            { op: 'delete', collection: 'items', id: 'row', expect: { status: 'claimed' } },
+          ]),
+        ),
+      ]);
+      assert.deepEqual(outcomes, ['ok', 'ok', 'ok', 'ok', 'ok']);
+      assert.equal(await database.get('items', 'row'), undefined);
+      assert.deepEqual(await database.get('notes', 'note'), { id: 'note', item_id: 'row' });
+    });
+
     it('refuses only the write whose id exists when a batch of inserts fails; none is half-applied', async () => {
       await database.write([{ op: 'insert', collection: 'items', doc: { id: 'taken' } }]);
       const outcome = (write: Promise<void>) => write.then(() => 'ok', (error: Error) => error.constructor.name);

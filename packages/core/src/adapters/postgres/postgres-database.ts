@@ -15,7 +15,7 @@ import {
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { SerialByKey } from '../serial-by-key';
-import { batchSteps, insertOnlyStatement, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
+import { type BatchStep, batchStatement, batchSteps, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
 
 export interface PostgresDatabaseOptions {
   /**
@@ -73,9 +73,10 @@ const LOCK_SESSIONS = 8;
  * Writes are group-committed: those that arrive while earlier batches commit share one transaction
  * (`expect` preconditions are part of their UPDATE/DELETE statements, so concurrent writers
  * serialize on the rows they touch), and each resolves only once that transaction has committed.
- * A write that cannot apply in its batch is refused alone when it changed nothing; otherwise the
- * batch rolls back and its writes run again one transaction each. Migrations run under an
- * advisory lock.
+ * A batch is one statement (`batchStatement`: one round trip), or a transaction of its statements
+ * in order when it writes a row twice. A write that cannot apply in its batch is refused alone when
+ * it changed nothing; otherwise the batch applies nothing and its writes run again one transaction
+ * each. Migrations run under an advisory lock.
  *
  * Liveness: a holder is live while a connection of its process holds a session-level advisory lock
  * on a 64-bit hash of the schema and the holder. When the process dies (even `kill -9`) the server
@@ -255,9 +256,9 @@ export class PostgresDatabase implements Database {
   /** Commits `batch` together, or (when that fails) each of its writes in a transaction of its own. Never rejects. */
   private async commitBatch(batch: PendingWrite[]): Promise<void> {
     let alone = batch;
-    if (batch.length > 1) {
-      const inserts = insertOnlyStatement(batch);
-      alone = inserts ? await this.commitInserts(batch, inserts) : await this.commitInTransaction(batch);
+    if (batch.length > 1 || batch[0]!.statements.length > 1) {
+      const statement = batchStatement(batch);
+      alone = statement ? await this.commitStatement(batch, statement) : await this.commitInTransaction(batch);
     }
     for (const write of alone) {
       try {
@@ -269,16 +270,23 @@ export class PostgresDatabase implements Database {
     }
   }
 
-  /** A batch that only inserts, as one statement; answers the writes to run alone (all, when it failed). */
-  private async commitInserts(batch: PendingWrite[], statement: { sql: string; params: Param[] }): Promise<PendingWrite[]> {
+  /** A batch as one statement (`batchStatement`); answers the writes to run alone (all, when it failed). */
+  private async commitStatement(batch: PendingWrite[], statement: { sql: string; params: Param[]; steps: BatchStep[] }): Promise<PendingWrite[]> {
+    let changed: number[];
     try {
-      await this.pool.query(statement.sql, statement.params);
+      changed = (await this.pool.query<{ changed: number[] }>(statement.sql, statement.params)).rows[0]!.changed;
     } catch (error) {
       if (answeredByServer(error)) return batch;
       for (const write of batch) write.reject(error);
       return [];
     }
-    for (const write of batch) write.resolve();
+    const refused = new Set<PendingWrite>();
+    for (const [index, step] of statement.steps.entries()) {
+      if (changed[index] === step.rows || !step.alone) continue;
+      refused.add(step.alone);
+      step.alone.reject(opError(step.alone.statements[0]!));
+    }
+    for (const write of batch) if (!refused.has(write)) write.resolve();
     return [];
   }
 

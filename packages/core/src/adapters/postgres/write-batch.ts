@@ -61,30 +61,41 @@ export function batchSteps(batch: readonly PendingWrite[]): BatchStep[] {
 }
 
 /**
- * One statement applying every write of a batch that only inserts (creates, mostly): the inserts
- * of each collection as one multi-row `INSERT`, chained as data-modifying `WITH` clauses. A
- * statement is atomic by itself, so it needs no transaction round trips; it has no `ON CONFLICT`,
- * so an existing id fails it whole (and the batch's writes then run one by one to say whose).
- * Undefined when the batch does anything else or would pass the parameter limit.
+ * One statement applying every write of `batch` (its `batchSteps`), so a batch costs one round trip
+ * and no `BEGIN`/`COMMIT`: each step a data-modifying `WITH` clause returning the rows it changed,
+ * the statement answering how many each changed (`changed`, in step order). A statement is atomic
+ * by itself: when a step that is not a lone write's only operation changes another number of rows
+ * than it must, the statement fails whole (a cast error it raises on purpose) and nothing applies.
+ * A lone write's step that changes no row changed nothing: its write is refused, the rest apply.
+ * Undefined when a row is written twice (the clauses of one statement do not see each other's
+ * changes, where a transaction's statements would) or it would pass the parameter limit.
  */
-export function insertOnlyStatement(batch: readonly PendingWrite[]): { sql: string; params: Param[] } | undefined {
-  const inserts = new Map<string, NonNullable<OpStatement['insert']>[]>();
-  let parameters = 0;
+export function batchStatement(batch: readonly PendingWrite[]): { sql: string; params: Param[]; steps: BatchStep[] } | undefined {
+  const rows = new Set<string>();
   for (const write of batch) {
-    for (const { op, insert } of write.statements) {
-      if (!insert) return undefined;
-      parameters += insert.row.length;
-      const rows = inserts.get(op.collection) ?? [];
-      rows.push(insert);
-      inserts.set(op.collection, rows);
+    for (const { op, id } of write.statements) {
+      const row = `${op.collection}/${id}`;
+      if (rows.has(row)) return undefined;
+      rows.add(row);
     }
   }
-  if (parameters > MAX_STATEMENT_PARAMETERS) return undefined;
+  const steps = batchSteps(batch);
   const params: Param[] = [];
-  const clauses = [...inserts.values()].map((rows) => `INSERT INTO ${rows[0]!.table} (${rows[0]!.columns}) VALUES ${valuesSql(rows, params)}`);
-  const last = clauses.pop()!;
-  const sql = clauses.length === 0 ? last : `WITH ${clauses.map((clause, index) => `"w${index}" AS (${clause})`).join(', ')} ${last}`;
-  return { sql, params };
+  const clauses: string[] = [];
+  for (const [index, step] of steps.entries()) {
+    if (params.length + step.params.length > MAX_STATEMENT_PARAMETERS) return undefined;
+    // Generated SQL holds `$` only in placeholders (names are checked, values are parameters).
+    const sql = step.sql.replace(/\$(\d+)/g, (_, number: string) => `$${params.length + Number(number)}`);
+    params.push(...step.params);
+    clauses.push(`"s${index}" AS (${sql} RETURNING 1)`);
+  }
+  const changed = steps.map((_, index) => `(SELECT count(*) FROM "s${index}")`);
+  const mustApply = steps.flatMap((step, index) => (step.alone ? [] : [`${changed[index]} = ${step.rows}`]));
+  const guard =
+    mustApply.length === 0 ? '' : (
+      ` WHERE CAST(CASE WHEN ${mustApply.join(' AND ')} THEN '1' ELSE 'a write of the batch cannot apply' END AS integer) = 1`
+    );
+  return { sql: `WITH ${clauses.join(', ')} SELECT ARRAY[${changed.join(', ')}]::integer[] AS "changed"${guard}`, params, steps };
 }
 
 /** `INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING`, split where it would pass the parameter limit. */
