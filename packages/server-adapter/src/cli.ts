@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PinoLogger, SECRET_KEY_FILE, StoreLockedError } from '@runloom/core/node';
 import { ContainerModule, createRunloom, Logger, SecretKeyMismatchError, type CreateRunloomOptions, type Runloom } from '@runloom/core';
 import {
@@ -37,6 +38,15 @@ class SecretKeyError extends Error {
 }
 
 const HOW_TO_PASS_THE_KEY = "pass the server's key with --secret-key (or RUNLOOM_SECRET_KEY), or --data-dir of the server, which holds it as secret.key";
+
+/**
+ * One background thread for V8's optimising compiles of wasm (its default: one per platform worker,
+ * four). Both commands open the sql.js store, whose migrations make ~60 of its functions hot at once:
+ * four threads compiling them took a small machine's cores from the thread starting the server, and
+ * held four compiles' memory at a time (~20 MB more RSS at listening). Read when the compiles are
+ * scheduled, so setting it before the store opens is enough.
+ */
+setFlagsFromString('--wasm-num-compilation-tasks=1');
 
 /** Runs one command; resolves to the exit code. */
 async function main(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
