@@ -23,4 +23,22 @@ describe('VerifiedTokenCache', () => {
     assert.ok(cache.get('a', 0));
     assert.ok(cache.get('c', 0));
   });
+
+  it('answers the same token asked again and again, and another in between, each until its exp', () => {
+    const cache = new VerifiedTokenCache(10);
+    cache.set('a', principal('a'), 5000);
+    cache.set('b', principal('b'), 6000);
+    for (const [token, now, expected] of [
+      ['a', 0, 'a'],
+      ['a', 1, 'a'],
+      ['b', 2, 'b'],
+      ['a', 3, 'a'],
+      ['a', 5000, undefined],
+      ['b', 5001, 'b'],
+      ['a', 5002, undefined],
+      ['c', 5003, undefined],
+    ] as const) {
+      assert.equal(cache.get(token, now)?.accountId, expected, `${token} at ${now}`);
+    }
+  });
 });

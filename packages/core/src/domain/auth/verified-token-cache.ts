@@ -12,6 +12,12 @@ interface Entry {
  */
 export class VerifiedTokenCache {
   private readonly entries: LRUCache<string, Entry>;
+  /**
+   * The token answered last, held beside the LRU: a client sends the same token request after
+   * request, and matching it is one string comparison, where a map lookup hashes the whole token
+   * (a few hundred characters, in a new string each request) first.
+   */
+  private last: { token: string; entry: Entry } | undefined;
 
   constructor(maxEntries: number) {
     // Expiry is checked against the injected clock below, not lru-cache's own TTL timer.
@@ -19,14 +25,20 @@ export class VerifiedTokenCache {
   }
 
   get(token: string, nowMs: number): Principal | undefined {
-    const entry = this.entries.get(token);
+    const last = this.last;
+    const entry = last !== undefined && last.token === token ? last.entry : this.entries.get(token);
     if (!entry) return undefined;
-    if (nowMs < entry.expiresAtMs) return entry.principal;
+    if (nowMs < entry.expiresAtMs) {
+      if (entry !== last?.entry) this.last = { token, entry };
+      return entry.principal;
+    }
     this.entries.delete(token);
+    this.last = undefined;
     return undefined;
   }
 
   set(token: string, principal: Principal, expiresAtMs: number): void {
+    if (this.last?.token === token) this.last = undefined;
     this.entries.set(token, { principal, expiresAtMs });
   }
 
