@@ -22,9 +22,9 @@ describe('durable writes of one run', function () {
     onActivation(Database, (_context, database: Database) => {
       store = database;
       const write = database.write.bind(database);
-      database.write = (ops) => {
+      database.write = (ops, options) => {
         writes.push(ops);
-        return write(ops);
+        return write(ops, options);
       };
       return database;
     });

@@ -1,4 +1,4 @@
-import type { Database, Doc, LivenessHold, Migration, Query, Where, WriteOp } from '../src/ports/database';
+import type { Database, Doc, LivenessHold, Migration, Query, Where, WriteOp, WriteOptions } from '../src/ports/database';
 import type { JobQueue } from '../src/ports/job-queue';
 import type { Logger } from '../src/ports/logger';
 import { CONTRACT_NOTES, type JobQueueTestBed } from '../src/adapters/job-queue.contract';
@@ -120,8 +120,8 @@ class SeverableDatabase implements Database {
   collectionVersion(collection: string): number | undefined {
     return this.severed ? undefined : this.inner.collectionVersion(collection);
   }
-  write(ops: readonly WriteOp[]): Promise<void> {
-    return this.call(() => this.inner.write(ops));
+  write(ops: readonly WriteOp[], options?: WriteOptions): Promise<void> {
+    return this.call(() => this.inner.write(ops, options));
   }
   async close(): Promise<void> {
     for (const hold of this.holds) await hold.release();

@@ -351,6 +351,32 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
         assert.equal(await database.count(ITEMS), fixtures.length);
       });
 
+      it('onApplied runs once the write is visible, before it resolves, and a write it starts lands after it; never for a write that fails', async () => {
+        const events: string[] = [];
+        let seen: Promise<Doc | undefined> | undefined;
+        let next: Promise<void> | undefined;
+        await database
+          .write([{ op: 'insert', collection: ITEMS, doc: { id: 'n1', status: 'new' } }], {
+            onApplied: () => {
+              events.push('applied');
+              seen = database.get(ITEMS, 'n1');
+              next = database.write([{ op: 'replace', collection: ITEMS, doc: { id: 'n1', status: 'next' }, expect: { status: 'new' } }]);
+            },
+          })
+          .then(() => events.push('resolved'));
+        await next;
+        assert.deepEqual(events, ['applied', 'resolved']);
+        assert.notEqual(await seen, undefined);
+        assert.deepEqual(await database.get(ITEMS, 'n1'), { id: 'n1', status: 'next' });
+        let applied = false;
+        const onApplied = (): void => {
+          applied = true;
+        };
+        await assert.rejects(database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'a1' } }], { onApplied }), DuplicateIdError);
+        await assert.rejects(database.write([{ op: 'delete', collection: ITEMS, id: 'a2', expect: { status: 'queued' } }], { onApplied }), WriteConflictError);
+        assert.equal(applied, false);
+      });
+
       it('concurrent writes all land and no reader sees part of a batch', async () => {
         const pairs = 60;
         const seen: number[] = [];

@@ -8,6 +8,8 @@
  * Guarantees an adapter gives:
  * - `write(ops)` applies all of its operations or none, and when its promise resolves the change
  *   is durable (it survives a crash of the process). No reader ever sees a half-applied `write`.
+ * - Durability keeps write order: a write made after another has applied (its `onApplied`) is
+ *   never durable without it, and fails when it fails.
  * - A `replace`/`delete` whose `expect` does not match the stored document fails the whole batch
  *   with `WriteConflictError` (also when the document is missing); an `insert` of an existing id
  *   fails it with `DuplicateIdError`. That is how services make state transitions race-free.
@@ -73,6 +75,17 @@ export interface Migration {
   steps: MigrationStep[];
 }
 
+/** Options of one `Database.write`. */
+export interface WriteOptions {
+  /**
+   * Called once the write has applied (every read sees it), which may be before it is durable:
+   * work that need not wait for its durability starts here, and anything it writes is durable
+   * only along with this write (see the guarantees above). Not called when the write fails to
+   * apply (a conflict, a duplicate id); the write's promise may still fail after it was called.
+   */
+  onApplied?: () => void;
+}
+
 export interface Database {
   /** Brings the schema up to date. Called once, before any other method. */
   migrate(migrations: readonly Migration[]): Promise<void>;
@@ -88,7 +101,7 @@ export interface Database {
    */
   collectionVersion(collection: string): number | undefined;
   /** Applies every op atomically and durably; see the guarantees above. */
-  write(ops: readonly WriteOp[]): Promise<void>;
+  write(ops: readonly WriteOp[], options?: WriteOptions): Promise<void>;
   /**
    * Marks `holder` (a unique id, e.g. a queue worker's) live for as long as the hold lasts: until
    * `release()`, `close()`, or the death of this process. `onLost` is called (once) if the hold

@@ -7,6 +7,7 @@ import {
   type Query,
   type Where,
   type WriteOp,
+  type WriteOptions,
   WriteConflictError,
 } from '../../ports/database';
 import { matchesWhere, runQuery } from '../../ports/database-where';
@@ -52,7 +53,7 @@ export class MemoryDatabase implements Database {
     return this.versions.of(collection);
   }
 
-  async write(ops: readonly WriteOp[]): Promise<void> {
+  async write(ops: readonly WriteOp[], options?: WriteOptions): Promise<void> {
     // Check every op against the state the earlier ops of the batch leave, then apply all at once.
     const staged = new Map<string, Map<string, string | undefined>>();
     const current = (collection: string, id: string): string | undefined => {
@@ -85,6 +86,7 @@ export class MemoryDatabase implements Database {
       }
     }
     this.versions.changed(ops);
+    options?.onApplied?.();
   }
 
   holdLiveness(holder: string): Promise<LivenessHold> {

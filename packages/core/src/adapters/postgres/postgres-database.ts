@@ -11,6 +11,7 @@ import {
   type Query,
   type Where,
   type WriteOp,
+  type WriteOptions,
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
@@ -163,13 +164,18 @@ export class PostgresDatabase implements Database {
     return undefined;
   }
 
-  async write(ops: readonly WriteOp[]): Promise<void> {
-    if (ops.length === 0) return;
+  async write(ops: readonly WriteOp[], options?: WriteOptions): Promise<void> {
+    if (ops.length === 0) {
+      options?.onApplied?.();
+      return;
+    }
     const statements = await Promise.all(ops.map((op) => this.opStatement(op)));
     await new Promise<void>((resolve, reject) => {
       this.queued.push({ statements, resolve, reject });
       this.startBatches();
     });
+    // Applied and durable are one moment here: the commit.
+    options?.onApplied?.();
   }
 
   async holdLiveness(holder: string, onLost: (error: Error) => void): Promise<LivenessHold> {

@@ -8,7 +8,7 @@ import { UuidV7Generator } from '../node/uuid-v7-generator';
 import { openSqlJsDatabase } from '../sqljs/sqljs-database';
 import type { Database } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
-import { DatabaseJobQueue, jobMigrations, retryDelayMs } from './database-job-queue';
+import { DatabaseJobQueue, JOBS_COLLECTION, jobMigrations, retryDelayMs } from './database-job-queue';
 import { databaseJobQueueTestBed, type SharedStore } from '../../../test-support/database-job-queue.testbed';
 
 /**
@@ -22,7 +22,7 @@ function inProcessStore(database: Database, removeFiles: () => void = () => {}):
     find: (collection, query) => database.find(collection, query),
     count: (collection, where) => database.count(collection, where),
     collectionVersion: (collection) => database.collectionVersion(collection),
-    write: (ops) => database.write(ops),
+    write: (ops, options) => database.write(ops, options),
     holdLiveness: (holder, onLost) => database.holdLiveness(holder, onLost),
     liveHolders: (holders) => database.liveHolders(holders),
     withLock: (key, task) => database.withLock(key, task),
@@ -55,9 +55,9 @@ describe('DatabaseJobQueue', () => {
     await database.migrate(jobMigrations);
     let writes = 0;
     const counting: Database = Object.assign(Object.create(database) as Database, {
-      write: (ops: Parameters<Database['write']>[0]) => {
+      write: (...args: Parameters<Database['write']>) => {
         writes += 1;
-        return database.write(ops);
+        return database.write(...args);
       },
     });
     const queue = queueOn(counting);
@@ -94,6 +94,33 @@ describe('DatabaseJobQueue', () => {
     assert.deepEqual(claimed, [true, false], 'the only slot is busy: the second job waits, unclaimed');
     release();
     await queue.stop(10_000);
+  });
+
+  it('starts a job claimed at enqueue once its insert has applied, without waiting for it to be durable', async () => {
+    const database = new MemoryDatabase();
+    await database.migrate(jobMigrations);
+    let makeDurable = (): void => {};
+    const durable = new Promise<void>((resolve) => (makeDurable = resolve));
+    // A store whose writes apply at once and become durable when the test says so.
+    const slowToSync: Database = Object.assign(Object.create(database) as Database, {
+      write: async (...args: Parameters<Database['write']>) => {
+        await database.write(...args);
+        await durable;
+      },
+    });
+    const queue = queueOn(slowToSync);
+    let started = (): void => {};
+    const hasStarted = new Promise<void>((resolve) => (started = resolve));
+    queue.register('early', async () => started(), { concurrency: 1 });
+    await queue.start();
+    let enqueued = false;
+    const enqueue = queue.enqueue('early', {}).then(() => (enqueued = true));
+    await hasStarted;
+    assert.equal(enqueued, false, 'the handler started while the insert was not yet durable');
+    makeDurable();
+    await enqueue;
+    await queue.stop(10_000);
+    assert.equal(await database.count(JOBS_COLLECTION), 0, 'the attempt ended its job, once');
   });
 
   it('rejects a retry policy it cannot follow, and a second handler for a kind', async () => {

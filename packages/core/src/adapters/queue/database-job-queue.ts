@@ -101,7 +101,8 @@ const MAX_RUNNING_READ = 1000;
 /**
  * The `JobQueue` on the `Database` port, so it runs on every store and instances sharing a
  * PostgreSQL database share the work. A job costs three writes: enqueue, claim, finish; an enqueue
- * that finds a free slot in this instance inserts the job already claimed, saving one, and the
+ * that finds a free slot in this instance inserts the job already claimed, saving one, and starts
+ * it as soon as that insert has applied, while it becomes durable (`WriteOptions.onApplied`); the
  * enqueue and finish carry the caller's own writes (`with`, `context.complete`) at no extra write.
  *
  * Workers here are woken at once by enqueues and retries in this instance (timers for delayed
@@ -187,22 +188,33 @@ export class DatabaseJobQueue implements JobQueue {
     const runHere = this.started && this.hold !== undefined && state !== undefined && job.run_at <= now && state.ready.length === 0 && state.busy < state.concurrency;
     const stored = runHere ? this.claimed(job, now) : job;
     if (runHere) state.busy += 1;
+    // A job inserted claimed starts as soon as its insert has applied, while the insert becomes
+    // durable: whatever the attempt writes is durable only along with it (the store keeps write
+    // order), and the enqueue still resolves only once the job is durable.
+    let executing = false;
+    const startHere = (): void => {
+      if (!this.started || this.hold?.holder !== stored.worker) return;
+      executing = true;
+      this.execute(stored, state!);
+    };
     let inserted: boolean;
     try {
       const ops = typeof options.with === 'function' ? options.with(runHere) : (options.with ?? []);
-      inserted = await this.insert(stored, ops);
+      inserted = await this.insert(stored, ops, runHere ? startHere : undefined);
     } catch (error) {
-      if (runHere) this.release(state);
+      // A started attempt holds the slot until it ends (its writes fail along with this one).
+      if (runHere && !executing) this.release(state);
       throw error;
     }
     if (!runHere) {
       if (inserted) this.offer(stored);
     } else if (!inserted) {
       this.release(state);
-    } else if (this.started && this.hold?.holder === stored.worker) {
-      this.execute(stored, state);
-    } else {
-      await this.handBack(stored, state);
+    } else if (!executing) {
+      // Not started when the insert applied (a store wrapped without passing `onApplied` on), or
+      // claimed as a worker that has lost its hold since: then the job is handed back.
+      if (this.started && this.hold?.holder === stored.worker) this.execute(stored, state);
+      else await this.handBack(stored, state);
     }
     return stored.id;
   }
@@ -269,13 +281,14 @@ export class DatabaseJobQueue implements JobQueue {
   }
 
   /**
-   * Inserts a job. False when its key is held by a queued or running job (same id: the key names
-   * it), which then stands for this enqueue.
+   * Inserts a job (`onApplied` runs once the job is in the store, before it is durable). False
+   * when its key is held by a queued or running job (same id: the key names it), which then
+   * stands for this enqueue.
    */
-  private async insert(job: JobDoc, ops: readonly WriteOp[]): Promise<boolean> {
+  private async insert(job: JobDoc, ops: readonly WriteOp[], onApplied?: () => void): Promise<boolean> {
     for (;;) {
       try {
-        await this.database.write([...ops, { op: 'insert', collection: JOBS_COLLECTION, doc: job }]);
+        await this.database.write([...ops, { op: 'insert', collection: JOBS_COLLECTION, doc: job }], { onApplied });
         return true;
       } catch (error) {
         if (!(error instanceof DuplicateIdError) || job.key === null || !isJob(error, job.id)) throw error;
@@ -288,7 +301,7 @@ export class DatabaseJobQueue implements JobQueue {
       }
       // A failed job no longer holds its key: the new job takes its place.
       try {
-        await this.database.write([...ops, { op: 'replace', collection: JOBS_COLLECTION, doc: job, expect: versionOf(existing) }]);
+        await this.database.write([...ops, { op: 'replace', collection: JOBS_COLLECTION, doc: job, expect: versionOf(existing) }], { onApplied });
         return true;
       } catch (error) {
         if (!(error instanceof WriteConflictError) || !isJob(error, job.id)) throw error;

@@ -9,6 +9,7 @@ import {
   type Query,
   type Where,
   type WriteOp,
+  type WriteOptions,
   WriteConflictError,
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
@@ -137,13 +138,19 @@ export class SqlJsDatabase implements Database {
     return this.versions.of(collection);
   }
 
-  async write(ops: readonly WriteOp[]): Promise<void> {
+  async write(ops: readonly WriteOp[], options?: WriteOptions): Promise<void> {
     this.assertWritable();
-    if (ops.length === 0) return;
+    if (ops.length === 0) {
+      options?.onApplied?.();
+      return;
+    }
     const statements = this.engine.write(() => ops.map((op) => this.apply(op)), ops.length === 1);
     // Readers see the change from now on (before it is durable), so the versions move now too.
     this.versions.changed(ops);
-    await this.log.append(JSON.stringify(statements));
+    // Queued in the log before `onApplied` runs, so whatever it writes lands after this record.
+    const durable = this.log.append(JSON.stringify(statements));
+    options?.onApplied?.();
+    await durable;
   }
 
   holdLiveness(holder: string): Promise<LivenessHold> {
