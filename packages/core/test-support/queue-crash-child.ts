@@ -3,8 +3,7 @@ import { JobQueue } from '../src/ports/job-queue';
 
 /**
  * Child process of the queue's kill -9 test: starts a Runloom on DIR, enqueues one job whose
- * handler never finishes, and prints `running <jobId> <attempt>` once the attempt has begun and
- * the job is durable (its enqueue resolved: an attempt may begin before that).
+ * handler never finishes, and prints `running <jobId> <attempt>` once the attempt has begun.
  * Usage: queue-crash-child.ts DIR
  */
 async function main(): Promise<void> {
@@ -12,15 +11,11 @@ async function main(): Promise<void> {
   if (!dataDir) throw new Error('usage: queue-crash-child.ts DIR');
   const runloom = await createRunloom({ dataDir });
   const queue = runloom.container.get<JobQueue>(JobQueue);
-  let enqueued = (): void => {};
-  const durable = new Promise<void>((resolve) => (enqueued = resolve));
   queue.register('crash-test', async (_payload, context) => {
-    await durable;
     process.stdout.write(`running ${context.jobId} ${context.attempt}\n`);
     await new Promise<never>(() => {});
   });
   await queue.enqueue('crash-test', { survives: 'kill -9' });
-  enqueued();
 }
 
 main().catch((error: unknown) => {

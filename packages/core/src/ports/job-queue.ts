@@ -3,11 +3,11 @@ import type { WriteOp } from './database';
 /**
  * Durable background work (runs, callback deliveries, process tasks, command executions).
  *
- * Guarantees: a job survives a crash once its `enqueue` has resolved (its handler may start before
- * that, see `with`; whatever the handler writes is durable only along with the job); exactly one
- * worker runs an attempt at a time; a job whose worker died (crash, lost lease) is offered again;
- * a handler that throws is retried per the job's `retry` policy, then the job is marked failed.
- * `key` makes enqueue idempotent.
+ * Guarantees: a job survives a crash once its `enqueue` has resolved (with `startBeforeDurable` its
+ * handler may start before that; whatever the handler writes is durable only along with the job);
+ * exactly one worker runs an attempt at a time; a job whose worker died (crash, lost lease) is
+ * offered again; a handler that throws is retried per the job's `retry` policy, then the job is
+ * marked failed. `key` makes enqueue idempotent.
  */
 export const JobQueue = Symbol.for('runloom.JobQueue');
 
@@ -30,12 +30,18 @@ export interface EnqueueOptions {
    * works on. When `key` is held by a queued or running job, they are written on their own.
    *
    * As a function, it is called once, synchronously, just before the write, with whether the job
-   * is stored already claimed by this instance, its handler to be called as soon as the write has
-   * applied, while it becomes durable (unless the queue stops or loses its hold meanwhile): so the
-   * record can be written as already started, in the same write, instead of in a second one. If the
-   * process dies before `enqueue` resolves, the job may be gone, with everything its handler wrote.
+   * is stored already claimed by this instance, its handler to be called as soon as the write lands
+   * (unless the queue stops or loses its hold meanwhile): so the record can be written as already
+   * started, in the same write, instead of in a second one.
    */
   with?: readonly WriteOp[] | ((claimedHere: boolean) => readonly WriteOp[]);
+  /**
+   * A job stored claimed here (see `with`) starts as soon as its write has applied, while the write
+   * becomes durable, instead of once it is: for a caller that tells nobody about the job before
+   * `enqueue` resolves (the handler may then run, even finish, first). If the process dies before
+   * `enqueue` resolves, the job may be gone, and everything its handler wrote with it.
+   */
+  startBeforeDurable?: boolean;
 }
 
 export interface JobContext {

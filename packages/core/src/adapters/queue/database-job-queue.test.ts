@@ -96,7 +96,7 @@ describe('DatabaseJobQueue', () => {
     await queue.stop(10_000);
   });
 
-  it('starts a job claimed at enqueue once its insert has applied, without waiting for it to be durable', async () => {
+  it('starts a job claimed at enqueue, asked to, once its insert has applied, without waiting for it to be durable', async () => {
     const database = new MemoryDatabase();
     await database.migrate(jobMigrations);
     let makeDurable = (): void => {};
@@ -114,7 +114,7 @@ describe('DatabaseJobQueue', () => {
     queue.register('early', async () => started(), { concurrency: 1 });
     await queue.start();
     let enqueued = false;
-    const enqueue = queue.enqueue('early', {}).then(() => (enqueued = true));
+    const enqueue = queue.enqueue('early', {}, { startBeforeDurable: true }).then(() => (enqueued = true));
     await hasStarted;
     assert.equal(enqueued, false, 'the handler started while the insert was not yet durable');
     makeDurable();

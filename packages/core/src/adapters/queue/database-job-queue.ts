@@ -102,8 +102,8 @@ const MAX_RUNNING_READ = 1000;
  * The `JobQueue` on the `Database` port, so it runs on every store and instances sharing a
  * PostgreSQL database share the work. A job costs three writes: enqueue, claim, finish; an enqueue
  * that finds a free slot in this instance inserts the job already claimed, saving one, and starts
- * it as soon as that insert has applied, while it becomes durable (`WriteOptions.onApplied`); the
- * enqueue and finish carry the caller's own writes (`with`, `context.complete`) at no extra write.
+ * it once that insert is durable, or (`startBeforeDurable`) as soon as it has applied
+ * (`WriteOptions.onApplied`); the enqueue and finish carry the caller's own writes (`with`, `context.complete`) at no extra write.
  *
  * Workers here are woken at once by enqueues and retries in this instance (timers for delayed
  * ones); the store is polled every `pollIntervalMs` for the rest.
@@ -188,9 +188,9 @@ export class DatabaseJobQueue implements JobQueue {
     const runHere = this.started && this.hold !== undefined && state !== undefined && job.run_at <= now && state.ready.length === 0 && state.busy < state.concurrency;
     const stored = runHere ? this.claimed(job, now) : job;
     if (runHere) state.busy += 1;
-    // A job inserted claimed starts as soon as its insert has applied, while the insert becomes
-    // durable: whatever the attempt writes is durable only along with it (the store keeps write
-    // order), and the enqueue still resolves only once the job is durable.
+    // Asked to, a job inserted claimed starts as soon as its insert has applied, while the insert
+    // becomes durable: whatever the attempt writes is durable only along with it (the store keeps
+    // write order), and the enqueue still resolves only once the job is durable.
     let executing = false;
     const startHere = (): void => {
       if (!this.started || this.hold?.holder !== stored.worker) return;
@@ -200,7 +200,7 @@ export class DatabaseJobQueue implements JobQueue {
     let inserted: boolean;
     try {
       const ops = typeof options.with === 'function' ? options.with(runHere) : (options.with ?? []);
-      inserted = await this.insert(stored, ops, runHere ? startHere : undefined);
+      inserted = await this.insert(stored, ops, runHere && options.startBeforeDurable ? startHere : undefined);
     } catch (error) {
       // A started attempt holds the slot until it ends (its writes fail along with this one).
       if (runHere && !executing) this.release(state);

@@ -124,9 +124,13 @@ export class RunEngine implements Lifecycle {
     }
   }
 
-  /** Queues the run's job; a job the run already has stands. */
+  /**
+   * Queues the run's job; a job the run already has stands. A run started here starts while its
+   * write becomes durable: nobody hears of it before `enqueue` resolves (a sync run is answered
+   * once its outcome is durable, which its acceptance is before).
+   */
   private async enqueue(accountId: string, runId: string, ops?: EnqueueOptions['with']): Promise<void> {
-    await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY, with: ops });
+    await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY, with: ops, startBeforeDurable: true });
   }
 
   /** Aborts the run's execution in this process, if it executes here. */
