@@ -1,6 +1,5 @@
 import dns from 'node:dns';
 import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
 import { finished, pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -13,6 +12,12 @@ import {
   type HttpResponse,
 } from '../../ports/http-client';
 import { type EgressAllowEntry, nonPublicRange, normalizedAddress, parseEgressAllow } from './address-policy';
+
+/**
+ * `node:https`, with `node:tls`, loaded on the first https request: a server that never calls out
+ * (most of them) loaded both at every start.
+ */
+const https = (): typeof import('node:https') => process.getBuiltinModule('node:https');
 
 export interface ResolvedAddress {
   address: string;
@@ -261,7 +266,7 @@ export class GuardedHttpClient implements HttpClient {
       agent: this.agentFor(secure, egress),
       lookup: fixedLookup(addresses),
     };
-    return (secure ? https : http).request(options, onResponse);
+    return (secure ? https() : http).request(options, onResponse);
   }
 
   /** Sends one `fetch` hop and answers its response once the headers are in; the body is left to read. */
@@ -303,7 +308,7 @@ export class GuardedHttpClient implements HttpClient {
     const key = `${secure ? 'https' : 'http'}:${egress.allowPrivateNetwork ? 'open' : 'guarded'}`;
     let agent = this.agents.get(key);
     if (!agent) {
-      agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+      agent = secure ? new (https().Agent)({ keepAlive: true }) : new http.Agent({ keepAlive: true });
       this.agents.set(key, agent);
     }
     return agent;
