@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { Database } from '../../ports/database';
+import { LastTaskByKey } from '../last-task-by-key';
 
 /**
  * Locks over the files of a workspace, held in the database (`Database.withLock`), so instances
@@ -10,7 +11,7 @@ import { Database } from '../../ports/database';
 @injectable()
 export class WorkspaceLocks {
   /** The last task of each key this process has queued, until it is done (see `queued`). */
-  private readonly tails = new Map<string, Promise<void>>();
+  private readonly last = new LastTaskByKey();
 
   constructor(@inject(Database) private readonly database: Database) {}
 
@@ -20,14 +21,7 @@ export class WorkspaceLocks {
    */
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const result = this.database.withLock(`workspace:${key}`, task);
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    this.last.set(key, result);
     return result;
   }
 
@@ -37,6 +31,6 @@ export class WorkspaceLocks {
    * thread's reply saved just as its stream ended.
    */
   async queued(key: string): Promise<void> {
-    await this.tails.get(key);
+    await this.last.get(key);
   }
 }
