@@ -107,13 +107,10 @@ function multiRowInserts(rows: NonNullable<OpStatement['insert']>[]): BatchStep[
   for (let start = 0; start < rows.length; start += rowsPerStatement) {
     const chunk = rows.slice(start, start + rowsPerStatement);
     const params: Param[] = [];
-    steps.push({ sql: `INSERT INTO ${table} (${columns}) VALUES ${valuesSql(chunk, params)} ON CONFLICT ("id") DO NOTHING`, params, rows: chunk.length });
+    const values = chunk.map(({ row }) => `(${row.map((value) => placeholder(params, value)).join(', ')})`);
+    steps.push({ sql: `INSERT INTO ${table} (${columns}) VALUES ${values.join(', ')} ON CONFLICT ("id") DO NOTHING`, params, rows: chunk.length });
   }
   return steps;
-}
-
-function valuesSql(rows: NonNullable<OpStatement['insert']>[], params: Param[]): string {
-  return rows.map(({ row }) => `(${row.map((value) => placeholder(params, value)).join(', ')})`).join(', ');
 }
 
 export function placeholder(params: Param[], value: Param): string {
