@@ -117,6 +117,9 @@ class SeverableDatabase implements Database {
   count(collection: string, where?: Where): Promise<number> {
     return this.call(() => this.inner.count(collection, where));
   }
+  get shared(): boolean {
+    return this.inner.shared;
+  }
   collectionVersion(collection: string): number | undefined {
     return this.severed ? undefined : this.inner.collectionVersion(collection);
   }

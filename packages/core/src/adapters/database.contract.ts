@@ -447,6 +447,10 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
       });
     });
 
+    it('says the store is shared exactly when another handle can open it', () => {
+      assert.equal(database.shared, store.openAnother !== undefined);
+    });
+
     describe('collectionVersion', () => {
       const writes: WriteOp[][] = [
         [{ op: 'insert', collection: ITEMS, doc: { id: 'v1', status: 'new' } }],

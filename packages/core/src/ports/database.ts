@@ -94,6 +94,11 @@ export interface Database {
   find(collection: string, query?: Query): Promise<Doc[]>;
   count(collection: string, where?: Where): Promise<number>;
   /**
+   * Whether other processes may open this store too (instances sharing PostgreSQL): what one
+   * process writes must then be in the store before another can be told of it.
+   */
+  readonly shared: boolean;
+  /**
    * A number that changes with every write to `collection` that this handle's reads can see, known
    * without asking the store: while it stays the same, every read of the collection answers the
    * same, so an answer built from them may be kept under it. Undefined when the handle cannot know

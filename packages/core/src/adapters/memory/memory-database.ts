@@ -49,6 +49,8 @@ export class MemoryDatabase implements Database {
     return this.docs(collection).filter((doc) => matchesWhere(doc, where)).length;
   }
 
+  readonly shared = false;
+
   collectionVersion(collection: string): number {
     return this.versions.of(collection);
   }

@@ -159,6 +159,8 @@ export class PostgresDatabase implements Database {
     return Number(result.rows[0]!.count);
   }
 
+  readonly shared = true;
+
   /** Other instances write the same tables, unseen by this one until it asks. */
   collectionVersion(): undefined {
     return undefined;

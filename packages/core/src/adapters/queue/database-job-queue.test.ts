@@ -21,6 +21,7 @@ function inProcessStore(database: Database, removeFiles: () => void = () => {}):
     get: (collection, id) => database.get(collection, id),
     find: (collection, query) => database.find(collection, query),
     count: (collection, where) => database.count(collection, where),
+    shared: database.shared,
     collectionVersion: (collection) => database.collectionVersion(collection),
     write: (ops, options) => database.write(ops, options),
     holdLiveness: (holder, onLost) => database.holdLiveness(holder, onLost),

@@ -134,6 +134,9 @@ export class SqlJsDatabase implements Database {
     return this.engine.all(sql, params)[0]![0] as number;
   }
 
+  /** One process opens the store (its lock file refuses a second). */
+  readonly shared = false;
+
   collectionVersion(collection: string): number {
     return this.versions.of(collection);
   }

@@ -38,6 +38,11 @@ export class ThreadStreamMarkers {
     this.markers = new Repository(database, MARKERS);
   }
 
+  /** Whether other instances read these markers (they share the store): see `ThreadStreams.reply`. */
+  get shared(): boolean {
+    return this.database.shared;
+  }
+
   /** Takes this process's liveness hold: markers recorded from now on name it. */
   async open(): Promise<void> {
     this.closed = false;

@@ -113,7 +113,7 @@ export class ThreadStreams implements Lifecycle {
     this.generations.set(stream, this.generate(stream, builder, request, recorded).finally(() => served.close()));
     // Instances sharing the database find a reply by its marker: there it is written before the
     // answer, so a rejoin elsewhere finds the reply from its first byte (the vendor is called meanwhile).
-    if (this.config.databaseUrl !== undefined) await marked.catch(() => undefined);
+    if (this.markers.shared) await marked.catch(() => undefined);
     return stream;
   }
 
