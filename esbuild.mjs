@@ -1,6 +1,7 @@
 // Builds every bundle of the repository (`npm run build`, and `prepare` on `npm install`):
 // - the core: packages/core/dist/runloom-core.js, with index.js, node.js and testing.js as views of
-//   it (the package's entry points), the sql.js snapshot worker, ai-sdk.js (loaded on the first
+//   it (the package's entry points, which load it through require-with-code-cache.js with the V8 code
+//   cache write-code-cache.mjs writes beside it), the sql.js snapshot worker, ai-sdk.js (loaded on the first
 //   model call), isomorphic-git.js (loaded on the first git operation), s3.js (on the first use of an
 //   S3 blob store), deferred/*.js (npm packages required on first use) and sql-wasm.wasm beside them;
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
@@ -9,6 +10,7 @@
 // errors name real classes, sourcemaps on; `--watch` rebuilds on change. Type declarations are
 // tsc's (the tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
 import * as esbuild from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -161,7 +163,7 @@ function writeCoreEntryPoints(outdir) {
       [
         '"use strict";',
         `// @runloom/core${name === 'index' ? '' : `/${name}`}: a view of runloom-core.js, the one bundle every entry point shares.`,
-        `module.exports = require("./runloom-core.js").${coreNamespace(name)};`,
+        `module.exports = require("./require-with-code-cache.js").requireWithCodeCache(require("node:path").join(__dirname, "runloom-core.js")).${coreNamespace(name)};`,
         '// The export names, for the import of this CommonJS module from ECMAScript modules:',
         `0 && (module.exports = { ${names.join(', ')} });`,
         '',
@@ -188,6 +190,7 @@ const bundles = [
   {
     entryPoints: {
       'runloom-core': 'runloom-core-entry',
+      'require-with-code-cache': 'packages/core/src/require-with-code-cache.ts',
       ...besideCore,
     },
     outdir: 'packages/core/dist',
@@ -235,6 +238,9 @@ const bundles = [
 ];
 
 const watch = process.argv.includes('--watch');
+/** The core bundle's V8 code cache: deleted before bundling, so it never outlives the bundle it was made from (watch mode writes none). */
+const coreCodeCache = 'packages/core/dist/runloom-core.js.codecache';
+rmSync(coreCodeCache, { force: true });
 
 for (const { wasm, external = [], plugins = [], after, ...options } of bundles) {
   const forNode = (options.platform ?? 'node') === 'node';
@@ -269,6 +275,8 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
   }
   removeStaleDeferred(options.outdir);
 }
+// After every bundle: it starts a server through the server adapter's bundle.
+if (!watch) execFileSync(process.execPath, ['write-code-cache.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 /** Drops the bundles of packages taken off `deferredPackages`, so none ships stale (after the build: a server running meanwhile keeps its files). */
 function removeStaleDeferred(outdir) {
