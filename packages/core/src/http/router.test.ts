@@ -282,6 +282,14 @@ describe('Router', () => {
     assert.equal(head.status, 405);
     assert.equal(head.headers.get('allow'), 'POST');
   });
+
+  it('refuses a route table with a method and path twice, whatever its parameters are named, when it is made', () => {
+    const thing = (path: string) =>
+      route({ method: 'GET', path, summary: 'a thing', tag: 'test', responses: { 200: { description: 'ok' } }, handle: async () => ({ status: 200, body: {} }) });
+    const options = { basePath: '', jsonBodyLimitBytes: 1024, rateLimit: 0, authenticate: async () => ({ accountId: 'a', clientId: 'c' }), observer: { onRequest() {} } };
+    assert.throws(() => new Router([thing('/v1/thing/{id}'), thing('/v1/thing/{name}')], options), /duplicate route GET \/v1\/thing\/\{name\}/);
+    assert.doesNotThrow(() => new Router([thing('/v1/thing/{id}'), thing('/v1/thing/mine')], options));
+  });
 });
 
 function headerRecord(headers: Headers): Record<string, string> {

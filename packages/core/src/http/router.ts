@@ -9,6 +9,8 @@ import type { BodySpec, HttpMethod, Principal, RouteDefinition, RouteInput } fro
 import { RateLimiter } from './rate-limiter';
 import type { Clock } from '../ports/clock';
 
+type FindMyWayRouter = FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
+
 /** What find-my-way keeps with each route: its definition and its place in the route table. */
 interface RouteStore {
   definition: RouteDefinition;
@@ -54,13 +56,12 @@ export const MAX_QUERY_PARAMETER_LENGTH = 8192;
  * to the error model. It knows nothing of `node:http`.
  */
 export class Router {
-  /** Path matching and parameters (find-my-way, Fastify's router); everything else is ours. */
-  private readonly paths = FindMyWay({
-    caseSensitive: true,
-    ignoreTrailingSlash: false,
-    // Ids and names are bounded by their schemas (404 past them), not by the matcher's default of 100.
-    maxParamLength: 8192,
-  });
+  /**
+   * Path matching and parameters (find-my-way, Fastify's router); everything else is ours. Built on
+   * the first request (`paths`): find-my-way compiles functions for every route it adds, a tenth of
+   * a server's start that a listening server does not need yet.
+   */
+  #paths: FindMyWayRouter | undefined;
   /** The methods any route has, to list what a path allows when its method has no route. */
   private readonly methods: HttpMethod[] = [];
   private readonly rateLimiter: RateLimiter;
@@ -70,16 +71,33 @@ export class Router {
     readonly routes: readonly RouteDefinition[],
     private readonly options: RouterOptions,
   ) {
-    routes.forEach((definition, order) => {
-      // Templates are written `{id}`; find-my-way spells a parameter `:id`.
-      const template = definition.path.replace(/\{([^}]+)\}/g, ':$1');
-      if (this.paths.hasRoute(definition.method, template)) throw new Error(`duplicate route ${definition.method} ${definition.path}`);
-      const store: RouteStore = { definition, order, name: `${definition.method} ${definition.path}` };
-      this.paths.on(definition.method, template, () => undefined, store);
-      if (!this.methods.includes(definition.method)) this.methods.push(definition.method);
-    });
+    // Duplicates are refused here, not on the first request: a method and a path, whatever its parameters' names.
+    const seen = new Set<string>();
+    for (const { method, path } of routes) {
+      const route = `${method} ${path.replace(/\{[^}]+\}/g, '{}')}`;
+      if (seen.has(route)) throw new Error(`duplicate route ${method} ${path}`);
+      seen.add(route);
+      if (!this.methods.includes(method)) this.methods.push(method);
+    }
     const clock = options.clock;
     this.rateLimiter = new RateLimiter(options.rateLimit, clock ? () => clock.now().getTime() : undefined);
+  }
+
+  private get paths(): FindMyWayRouter {
+    if (this.#paths) return this.#paths;
+    const paths = FindMyWay({
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      // Ids and names are bounded by their schemas (404 past them), not by the matcher's default of 100.
+      maxParamLength: 8192,
+    });
+    this.routes.forEach((definition, order) => {
+      const store: RouteStore = { definition, order, name: `${definition.method} ${definition.path}` };
+      // Templates are written `{id}`; find-my-way spells a parameter `:id`.
+      paths.on(definition.method, definition.path.replace(/\{([^}]+)\}/g, ':$1'), () => undefined, store);
+    });
+    this.#paths = paths;
+    return paths;
   }
 
   /** Response bodies streaming now: handlers' own bodies (files, events) not yet ended or cancelled. */
