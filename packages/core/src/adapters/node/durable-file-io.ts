@@ -68,6 +68,21 @@ export async function writeAll(handle: FileHandle, chunks: Uint8Array[], bytes: 
 }
 
 /**
+ * The first `size` bytes of `handle` (its size when opened: `readFile` of a handle stops there
+ * too), fewer if it ends sooner; one read call unless the kernel answers a part.
+ */
+export async function readBytesOf(handle: FileHandle, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  let total = 0;
+  while (total < size) {
+    const { bytesRead } = await handle.read(bytes, total, size - total, total);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+  }
+  return total === size ? bytes : bytes.subarray(0, total);
+}
+
+/**
  * The bytes of `handle` from `start` up to `end` (exclusive) as a web stream that reads a chunk
  * only when the consumer pulls (backpressure), and closes the handle when done or cancelled.
  */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Dirent, type Stats } from 'node:fs';
-import { link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, link, lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises';
 import nodePath from 'node:path';
 import picomatch from 'picomatch';
 import { glob as tinyglobby } from 'tinyglobby';
@@ -21,7 +21,7 @@ import {
   type WriteFileOptions,
 } from '../../ports/workspace-file-system';
 import { checkGlobPattern, childPath, comparePaths, depthOf, GLOB_DOT, parentPath, workspacePath } from '../workspace-paths';
-import { errorCode, fileReadStream, isMissing, syncDirectory, writeAll, writeStreamToFile } from './durable-file-io';
+import { errorCode, fileReadStream, isMissing, readBytesOf, syncDirectory, writeAll, writeStreamToFile } from './durable-file-io';
 
 /**
  * Temporary files of writes in flight: `.runloom-tmp-<32 hex>`, in the directory of the file they
@@ -125,24 +125,22 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   }
 
   async readFile(path: string, range?: FileByteRange): Promise<ReadableStream<Uint8Array>> {
-    const handle = await this.openForReading(path);
-    try {
-      const end = range ? range.end + 1 : (await handle.stat()).size;
-      return fileReadStream(handle, range?.start ?? 0, end);
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    const { handle, size } = await this.openForReading(path);
+    return fileReadStream(handle, range?.start ?? 0, range ? range.end + 1 : size);
   }
 
+  /**
+   * Read with the size the open's stat answered (`readFile` of a handle stats again), the
+   * descriptor closed without waiting: a thread reply reads its thread before calling the vendor,
+   * and each round trip to libuv's threads is on that path.
+   */
   async readBytes(path: string): Promise<Uint8Array> {
-    const handle = await this.openForReading(path);
+    const { handle, size } = await this.openForReading(path);
     try {
-      const bytes = await readFile(handle);
-      // A plain Uint8Array over the same memory: callers compare and pass it as the port says.
-      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      return await readBytesOf(handle, size);
     } finally {
-      await handle.close();
+      // Nothing is left to fail in closing a descriptor only read from.
+      handle.close().catch(() => undefined);
     }
   }
 
@@ -340,7 +338,8 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     return entries.filter((entry) => entry !== undefined);
   }
 
-  private async openForReading(given: string) {
+  /** The file at `given` opened for reading, with its size: refused when it is not a file. */
+  private async openForReading(given: string): Promise<{ handle: FileHandle; size: number }> {
     const { path, target } = await this.locate(given, 'entry');
     const handle = await open(target, READ_FLAGS).catch((error: unknown) => {
       throw fsError(error, path);
@@ -353,7 +352,7 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       await handle.close();
       throw info.isDirectory() ? new WorkspaceConflictError(path, 'a directory is there, not a file') : new WorkspaceNotFoundError(path);
     }
-    return handle;
+    return { handle, size: info.size };
   }
 
   /**
