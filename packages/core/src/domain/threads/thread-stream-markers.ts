@@ -72,8 +72,12 @@ export class ThreadStreamMarkers {
     return this.markers.delete(accountId, streamId);
   }
 
-  /** The marker of the thread's reply when one streams in another live process. */
+  /**
+   * The marker of the thread's reply when one streams in another live process: never when no
+   * other process opens the store (the markers of one that died are orphans, swept at start).
+   */
   async elsewhere(accountId: string, workspaceId: string, threadId: string): Promise<StreamMarker | undefined> {
+    if (!this.shared) return undefined;
     const marker = (await this.markers.find(accountId)).find(
       (candidate) => candidate.workspace_id === workspaceId && candidate.thread_id === threadId && candidate.holder !== this.hold?.holder,
     );

@@ -109,8 +109,9 @@ export class ThreadStreams implements Lifecycle {
     // The marker goes first: a crash after it finds a streaming message to mark, or none.
     const marked = this.markers.record(stream);
     const recorded = this.recordStart(stream, user, builder, marked);
-    const served = this.relay.serve(stream, () => stopWith(stream, cancelledStop()));
-    this.generations.set(stream, this.generate(stream, builder, request, recorded).finally(() => served.close()));
+    // Only instances sharing the store can ask for the reply (a rejoin or a cancel there).
+    const served = this.markers.shared ? this.relay.serve(stream, () => stopWith(stream, cancelledStop())) : undefined;
+    this.generations.set(stream, this.generate(stream, builder, request, recorded).finally(() => served?.close()));
     // Instances sharing the database find a reply by its marker: there it is written before the
     // answer, so a rejoin elsewhere finds the reply from its first byte (the vendor is called meanwhile).
     if (this.markers.shared) await marked.catch(() => undefined);
