@@ -64,6 +64,20 @@ describe('AiSdkModelGateway', () => {
     assert.match(JSON.stringify(logger.warnings[0]!.fields.warning), /topP/);
   });
 
+  it('reports the call warnings of a stream read by its wire decoder', async () => {
+    const logger = new RecordingLogger();
+    const logging = new AiSdkModelGateway(new ModelVendors(), { http: loopbackHttp, maxRetries: 0, logger });
+    // OpenAI's chat completions take no top_k: the SDK leaves it out with a warning.
+    const events = await collect(logging.stream(openaiRequest({ params: { top_k: 5 } })));
+    assert.equal(events.at(-1)?.type, 'finish');
+    assert.ok(!('top_k' in openai().requests[0]!.body));
+    // The SDK handles its copy of the answer a turn after the decoder starts on the body.
+    for (let turn = 0; logger.warnings.length === 0 && turn < 100; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(logger.warnings.length, 1);
+    assert.equal(logger.warnings[0]!.fields.provider, 'openai');
+    assert.match(JSON.stringify(logger.warnings[0]!.fields.warning), /topK/);
+  });
+
   it('never takes credentials from the host environment', async () => {
     const saved = process.env.OPENAI_API_KEY;
     process.env.OPENAI_API_KEY = openai().credentials.api_key;

@@ -52,32 +52,50 @@ export interface VendorStreamSource {
 /**
  * Sends the streamed call, retrying a retryable failure (429, 5xx, network) as the SDK does, and
  * answers its events. Rejects with what the SDK threw when the vendor refused the call.
+ *
+ * A vendor with a wire decoder is read from the moment its successful answer arrives, not once the
+ * SDK has handled the empty copy it is handed (its headers, a stream pipeline over the empty body:
+ * nothing the decoder needs, on the way to the first delta otherwise); the call warnings are
+ * reported once it has.
  */
 export async function openVendorStream(source: VendorStreamSource, request: ModelRequest, abortSignal: AbortSignal): Promise<AsyncIterable<VendorStreamEvent>> {
-  let answerBody: ReadableStream<Uint8Array> | undefined;
-  const fetch = source.decodeStream ? keepingAnswerBody(source.fetch, (body) => (answerBody = body)) : source.fetch;
+  const { decodeStream } = source;
+  let answered!: (body: ReadableStream<Uint8Array>) => void;
+  const answerBody = new Promise<ReadableStream<Uint8Array>>((resolve) => (answered = resolve));
+  const fetch = decodeStream ? keepingAnswerBody(source.fetch, answered) : source.fetch;
   const model = (await source.languageModel(fetch)) as LanguageModelV3;
   const options = callOptions(request, abortSignal);
-  const { stream } = await withRetries(() => model.doStream(options), source.maxRetries, abortSignal);
-  if (!source.decodeStream || answerBody === undefined) return sdkEvents(stream, source.reportWarnings);
-  // The SDK's stream over the empty body it was handed holds only its call warnings.
+  const called = withRetries(() => model.doStream(options), source.maxRetries, abortSignal);
+  if (!decodeStream) return sdkEvents((await called).stream, source.reportWarnings);
+  const first = await Promise.race([answerBody.then((body) => ({ body })), called]);
+  // The SDK answered without a body being kept (a successful answer without one): its stream is what there is.
+  if (!('body' in first)) return sdkEvents(first.stream, source.reportWarnings);
+  // A successful answer was kept, so the SDK's call succeeds too; its stream holds only its call warnings.
+  void called.then(({ stream }) => reportCallWarnings(stream, source.reportWarnings)).catch(() => undefined);
+  return decodeStream(first.body);
+}
+
+/** Reports the call warnings of the SDK's stream over an empty body (its first part), then cancels it. */
+async function reportCallWarnings(stream: ReadableStream<StreamPart>, reportWarnings: (warnings: readonly CallWarning[]) => void): Promise<void> {
   const reader = stream.getReader();
   const first = await reader.read();
-  if (first.value?.type === 'stream-start') source.reportWarnings(first.value.warnings);
-  void reader.cancel();
-  return source.decodeStream(answerBody);
+  if (first.value?.type === 'stream-start') reportWarnings(first.value.warnings);
+  await reader.cancel();
 }
 
 /**
  * The vendor `fetch` of a call read by a wire decoder: a successful answer's body goes to `keep`,
  * and the SDK gets the same answer with an empty body, so nothing is parsed twice. Failed answers
- * reach the SDK whole (its error mapping and retry decisions).
+ * reach the SDK whole (its error mapping and retry decisions). The SDK has its empty answer a
+ * turn of the event loop later, so what reading the kept body starts (the first deltas on their
+ * way to the caller) runs first, not interleaved with the SDK building its stream pipeline.
  */
 function keepingAnswerBody(fetch: VendorFetch, keep: (body: ReadableStream<Uint8Array>) => void): VendorFetch {
   return async (input, init) => {
     const response = await fetch(input, init);
     if (!response.ok || response.body === null) return response;
     keep(response.body);
+    await new Promise((resolve) => setImmediate(resolve));
     const empty = new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     return new Response(empty, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
