@@ -275,8 +275,15 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
   }
   removeStaleDeferred(options.outdir);
 }
-// After every bundle: it starts a server through the server adapter's bundle.
-if (!watch) execFileSync(process.execPath, ['write-code-cache.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] });
+// After every bundle: it starts a server through the server adapter's bundle. Without the cache the
+// core only loads slower, so a failure (a machine where no server can listen) warns, not fails.
+if (!watch) {
+  try {
+    execFileSync(process.execPath, ['write-code-cache.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch (error) {
+    console.warn(`esbuild.mjs: no code cache for the core (${error.message}); it loads without one`);
+  }
+}
 
 /** Drops the bundles of packages taken off `deferredPackages`, so none ships stale (after the build: a server running meanwhile keeps its files). */
 function removeStaleDeferred(outdir) {
