@@ -86,7 +86,20 @@ export { processSpecSchema, parseProcessSpec, type ProcessSpec, type PhaseSpec, 
 export { RUN_ACTIONS as PROCESS_RUN_ACTIONS, type RunStatus as ProcessRunStatus, type TaskStatus as ProcessTaskStatus, type PhaseStatus as ProcessPhaseStatus } from './domain/processes/process-transitions';
 export { WorkspaceFileService, type FileChange, type FileDownload, type WriteOptions } from './domain/workspace-files/workspace-file-service';
 export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, type WorkspaceEventSubscription } from './domain/workspace-events/workspace-events';
-export { openSseStream, encodeSseFrame, SseSettings, DEFAULT_SSE_SETTINGS, type SseFrame, type SseStream, type SseStreamOptions, type SseCloseReason } from './http/sse';
+export {
+  openSseStream,
+  encodeSseFrame,
+  sseBodyOf,
+  SseSettings,
+  DEFAULT_SSE_SETTINGS,
+  type SseBody,
+  type SseDelivery,
+  type SseFrame,
+  type SseStream,
+  type SseStreamOptions,
+  type SseCloseReason,
+  type SseWriter,
+} from './http/sse';
 export type { Workspace } from './domain/workspaces/workspace-record';
 export { WORKSPACE_CONFIG_PATH, workspaceConfigSchema, readConfigDocument, type WorkspaceConfig } from './domain/workspaces/workspace-config';
 export { locateYamlPath } from './domain/input/yaml-document';

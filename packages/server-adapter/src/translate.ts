@@ -11,6 +11,8 @@ import {
   readText,
   refuseDeclaredTooLarge,
   type SerializedJson,
+  type SseBody,
+  sseBodyOf,
 } from '@runloom/core';
 
 /**
@@ -196,6 +198,8 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
     res.end();
     return;
   }
+  const eventStream = sseBodyOf(response);
+  if (eventStream) return sendEventStream(res, response.status, head, eventStream);
   const reader = response.body.getReader();
   const cancelOnDisconnect = (): void => {
     if (!res.writableFinished) reader.cancel(new Error('the client closed the connection')).catch(() => undefined);
@@ -233,6 +237,30 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
   } finally {
     res.off('close', cancelOnDisconnect);
   }
+}
+
+/**
+ * Writes an event stream's frames to `res` as the stream sends them (`SseBody.attach`): the same
+ * bytes for every client of an event, no web stream read per frame. When the socket's buffer is
+ * full, frames wait in the stream (which drops a client too far behind) until it drains. Resolves
+ * once the answer is complete or the client went away.
+ */
+function sendEventStream(res: ServerResponse, status: number, head: OutgoingHttpHeaders, body: SseBody): Promise<void> {
+  res.writeHead(status, head);
+  return new Promise((resolve) => {
+    const delivery = body.attach({
+      write: (bytes) => res.write(bytes),
+      end: () => res.end(),
+      destroy: (error) => res.destroy(error),
+    });
+    const onDrain = (): void => delivery.resume();
+    res.on('drain', onDrain);
+    res.once('close', () => {
+      res.off('drain', onDrain);
+      if (!res.writableFinished) delivery.cancel();
+      resolve();
+    });
+  });
 }
 
 function requestUrl(req: IncomingMessage, target: string | undefined, trustProxy: boolean): string {

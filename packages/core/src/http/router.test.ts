@@ -5,6 +5,8 @@ import { route } from './route';
 import { jsonResponse } from './http-result';
 import { MAX_JSON_DEPTH } from '../domain/input/json-depth';
 import { type RequestObserver, Router } from './router';
+import { openSseStream, sseBodyOf } from './sse';
+import { ManualClock } from '../testing/manual-clock';
 
 const seen: Parameters<RequestObserver['onRequest']>[0][] = [];
 /** Whether the streamed /file body was cancelled, and how many chunks of it were produced. */
@@ -271,6 +273,35 @@ describe('Router', () => {
       if (definition.path === '/file') assert.ok(fileStream.cancelled && fileStream.produced <= 1, 'the streamed body is cancelled, not read');
     }
     assert.equal(seen.at(-1)?.route, 'HEAD /boom');
+  });
+
+  it('counts an event stream open until it is done, keeping its own body for a server adapter to attach to', async () => {
+    const router = new Router(
+      [
+        route({
+          method: 'GET',
+          path: '/events',
+          public: true,
+          summary: 'an event stream',
+          tag: 'test',
+          responses: { 200: { description: 'events', contentType: 'text/event-stream' } },
+          handle: async () => openSseStream({ clock: new ManualClock() }).response,
+        }),
+      ],
+      { basePath: '', jsonBodyLimitBytes: 1024, rateLimit: 0, authenticate: async () => ({ accountId: 'acct-a', clientId: 'client-a' }), observer: { onRequest: () => undefined } },
+    );
+    const read = await router.handle(new Request('http://runloom.test/events'));
+    const attached = await router.handle(new Request('http://runloom.test/events'));
+    assert.equal(router.openStreams, 2);
+    await read.body!.cancel();
+    assert.equal(router.openStreams, 1);
+    const body = sseBodyOf(attached);
+    assert.ok(body, 'the route’s own stream, not one wrapped around it');
+    const written: string[] = [];
+    const delivery = body.attach({ write: (bytes) => written.push(new TextDecoder().decode(bytes)) > 0, end: () => undefined, destroy: () => undefined });
+    assert.deepEqual(written, ['retry: 1000\n\n']);
+    delivery.cancel();
+    assert.equal(router.openStreams, 0);
   });
 
   it('lists HEAD beside GET in Allow, and answers HEAD on a path without GET with 405', async () => {

@@ -7,6 +7,7 @@ import { type ConnectionInfo, type Exchange, webExchange } from './exchange';
 import { type Answer, jsonBodyText, type SerializedJson, serializeJson, toAnswer, toResponse } from './http-result';
 import type { BodySpec, HttpMethod, Principal, RouteDefinition, RouteInput } from './route';
 import { RateLimiter } from './rate-limiter';
+import { sseBodyOf } from './sse';
 import type { Clock } from '../ports/clock';
 
 type FindMyWayRouter = FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
@@ -176,6 +177,13 @@ export class Router {
 
   /** `response` with its body counted in `openStreams` until the body ends, fails or is cancelled. */
   private countedWhileOpen(response: Response): Response {
+    const eventStream = sseBodyOf(response);
+    if (eventStream) {
+      // It says when it is done itself: no stream wrapped around it, which each frame would cross.
+      this.#openStreams += 1;
+      eventStream.onDone(() => (this.#openStreams -= 1));
+      return response;
+    }
     const reader = response.body!.getReader();
     let open = true;
     const close = (): void => {

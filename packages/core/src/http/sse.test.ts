@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ManualClock } from '../testing/manual-clock';
-import { encodeSseFrame, openSseStream, type SseCloseReason, type SseStreamOptions } from './sse';
+import { encodeSseFrame, openSseStream, type SseCloseReason, type SseStreamOptions, sseBodyOf } from './sse';
 
 const decoder = new TextDecoder();
 
@@ -77,5 +77,86 @@ describe('openSseStream', () => {
     const already = open({ signal: AbortSignal.abort() });
     assert.equal(already.stream.closed, true);
     assert.deepEqual(already.reasons, ['client-gone']);
+  });
+
+  describe('written to an attached writer (how the server adapter delivers it)', () => {
+    function attached(options: Partial<SseStreamOptions> = {}) {
+      const opened = open(options);
+      const written: string[] = [];
+      const events: string[] = [];
+      let room = Number.POSITIVE_INFINITY;
+      const body = sseBodyOf(opened.stream.response)!;
+      body.onDone(() => events.push('done'));
+      const delivery = body.attach({
+        write: (bytes) => {
+          written.push(decoder.decode(bytes));
+          room -= 1;
+          return room > 0;
+        },
+        end: () => events.push('end'),
+        destroy: (error) => events.push(`destroy: ${error.message}`),
+      });
+      return { ...opened, written, events, delivery, setRoom: (frames: number) => (room = frames) };
+    }
+
+    it('is the body of the streams openSseStream makes only', () => {
+      assert.equal(sseBodyOf(new Response('x')), undefined);
+      assert.notEqual(sseBodyOf(open().stream.response), undefined);
+    });
+
+    it('writes each frame as it is sent, the same bytes for every stream, and ends after them', () => {
+      const { stream, written, events, reasons } = attached();
+      const frame = encodeSseFrame({ data: 'shared' });
+      stream.send(frame);
+      stream.send({ data: 'b' });
+      assert.deepEqual(written, ['retry: 500\n\n', 'data: shared\n\n', 'data: b\n\n']);
+      stream.end();
+      assert.deepEqual(events, ['end', 'done']);
+      assert.deepEqual(reasons, ['ended']);
+      assert.equal(stream.send({ data: 'too late' }), false);
+    });
+
+    it('holds frames while the connection is full, writes them when it drains, and ends only after them', () => {
+      const { stream, written, events, delivery, setRoom } = attached();
+      setRoom(1);
+      stream.send({ data: 'fills it' });
+      stream.send({ data: 'waits' });
+      stream.end();
+      assert.deepEqual(written, ['retry: 500\n\n', 'data: fills it\n\n']);
+      assert.deepEqual(events, [], 'not ended while a frame waits');
+      setRoom(Number.POSITIVE_INFINITY);
+      delivery.resume();
+      assert.deepEqual(written.slice(2), ['data: waits\n\n']);
+      assert.deepEqual(events, ['end', 'done']);
+    });
+
+    it('drops a client whose connection stays full past the limit: the connection is cut', () => {
+      const { stream, written, events, reasons, clock, setRoom } = attached({ maxBufferedBytes: 64 });
+      setRoom(0);
+      assert.equal(stream.send({ data: 'x'.repeat(20) }), true, 'written: the connection took it and is now full');
+      assert.equal(stream.send({ data: 'x'.repeat(20) }), true, 'waits');
+      assert.equal(stream.send({ data: 'x'.repeat(40) }), false, 'past 64 bytes waiting');
+      assert.equal(written.length, 2);
+      assert.deepEqual(events, ['destroy: the client left more than 64 bytes unread', 'done']);
+      assert.deepEqual(reasons, ['too-slow']);
+      assert.deepEqual(clock.pending, [], 'the heartbeat is cancelled');
+    });
+
+    it('stops when the client goes away, once', () => {
+      const { stream, events, reasons, delivery, clock } = attached();
+      delivery.cancel();
+      delivery.cancel();
+      assert.equal(stream.send({ data: 'x' }), false);
+      assert.deepEqual(reasons, ['client-gone']);
+      assert.deepEqual(events, ['done']);
+      assert.deepEqual(clock.pending, []);
+    });
+
+    it('cuts the connection at once when the stream failed before it was attached', () => {
+      const { stream } = open({ signal: AbortSignal.abort() });
+      const cut: string[] = [];
+      sseBodyOf(stream.response)!.attach({ write: () => true, end: () => cut.push('end'), destroy: (error) => cut.push(error.message) });
+      assert.deepEqual(cut, ['the event stream ended before it was attached']);
+    });
   });
 });

@@ -16,7 +16,9 @@ import type { Clock, Timer } from '../ports/clock';
  * - it ends when the client goes away (the request's signal, or the body cancelled), stopping its
  *   timer and calling `onClose` so the route drops its subscription.
  * `Cache-Control: no-cache, no-transform` and `X-Accel-Buffering: no` keep proxies (nginx) and
- * compression middleware from holding frames back.
+ * compression middleware from holding frames back. A web-standard caller reads `response.body`; a
+ * server adapter attaches an `SseWriter` instead (`sseBodyOf`), which costs a fan-out of one event
+ * to many clients a socket write per client and nothing more.
  */
 
 /** How streams behave; one binding for every streaming route, which tests rebind. */
@@ -67,22 +69,72 @@ export interface SseStream {
   readonly closed: boolean;
 }
 
+/**
+ * Where a server adapter has a stream's bytes written instead of reading `response.body`
+ * (`sseBodyOf`): each frame goes to the connection as it is sent, the same bytes for every client
+ * of an event, with no web stream read per frame.
+ */
+export interface SseWriter {
+  /** Takes the bytes; false when the connection's buffer is full: nothing more comes until `SseDelivery.resume`. */
+  write(bytes: Uint8Array): boolean;
+  /** Every frame is written: the answer is complete. */
+  end(): void;
+  /** The stream failed (the client fell too far behind): cut the connection. */
+  destroy(error: Error): void;
+}
+
+/** What the adapter tells a stream it writes: the connection drained, or the client went away. */
+export interface SseDelivery {
+  resume(): void;
+  cancel(): void;
+}
+
+/** The body of a stream's `response`, for whoever delivers it (`sseBodyOf`). */
+export interface SseBody {
+  /** Writes the stream to `writer` from now on; its `response.body` is then left unread. Once. */
+  attach(writer: SseWriter): SseDelivery;
+  /** `listener` runs once the body is done, however it ends (written out, failed, cancelled). */
+  onDone(listener: () => void): void;
+}
+
+const sseBodies = new WeakMap<Response, SseBody>();
+
+/** The body of a response `openSseStream` made, or undefined for any other response. */
+export function sseBodyOf(response: Response): SseBody | undefined {
+  return sseBodies.get(response);
+}
+
 const encoder = new TextEncoder();
 /** The comment line every stream sends each `heartbeatMs` (streams that read at their own pace send it themselves). */
 export const SSE_HEARTBEAT = encoder.encode(': heartbeat\n\n');
 
+/**
+ * Frames wait in `unread` until the consumer takes them: either a reader of `response.body` (a
+ * read hands everything unread over as one chunk) or an attached `SseWriter` (each frame written
+ * while the connection takes it). What waits counts against `maxBufferedBytes` either way.
+ */
 export function openSseStream(options: SseStreamOptions): SseStream {
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_SSE_SETTINGS.maxBufferedBytes;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  /** Frames the client has not read yet, oldest first; handed over together at its next read. */
+  /** Frames the client has not taken yet, oldest first. */
   let unread: Uint8Array[] = [];
   let unreadBytes = 0;
   /** A read waiting for the next frame: its pull's promise. */
   let waitingRead: (() => void) | undefined;
+  let writer: SseWriter | undefined;
+  /** The writer's connection is full: frames wait until it resumes. */
+  let writerFull = false;
   let closed = false;
   let ended = false;
   let heartbeat: Timer | undefined;
+  let done = false;
+  const doneListeners: (() => void)[] = [];
 
+  const bodyDone = (): void => {
+    if (done) return;
+    done = true;
+    for (const listener of doneListeners) listener();
+  };
   const finish = (reason: SseCloseReason): void => {
     if (closed) return;
     closed = true;
@@ -94,20 +146,48 @@ export function openSseStream(options: SseStreamOptions): SseStream {
   const fail = (reason: SseCloseReason, message: string): void => {
     finish(reason);
     unread = [];
-    controller.error(new Error(message));
+    if (done) return;
+    const error = new Error(message);
+    if (writer) writer.destroy(error);
+    else controller.error(error);
+    bodyDone();
+  };
+  const cancel = (): void => {
+    finish('client-gone');
+    unread = [];
+    bodyDone();
   };
   const onAbort = (): void => fail('client-gone', 'the client went away');
+  /** Hands what is unread to the consumer if it can take it, and completes the body once ended with nothing left. */
+  const deliver = (): void => {
+    if (writer) {
+      while (!writerFull && unread.length > 0) {
+        const bytes = unread.shift()!;
+        unreadBytes -= bytes.byteLength;
+        writerFull = !writer.write(bytes);
+      }
+      if (ended && unread.length === 0) {
+        writer.end();
+        bodyDone();
+      }
+      return;
+    }
+    if (!waitingRead || (unread.length === 0 && !ended)) return;
+    if (unread.length > 0) handOver();
+    else {
+      controller.close();
+      bodyDone();
+    }
+    const read = waitingRead;
+    waitingRead = undefined;
+    read();
+  };
   /** Hands everything unread to the reader as one chunk: a burst of frames costs the socket one write. */
   const handOver = (): void => {
     const chunk = unread.length === 1 ? unread[0]! : concat(unread, unreadBytes);
     unread = [];
     unreadBytes = 0;
     controller.enqueue(chunk);
-  };
-  const wake = (): void => {
-    const read = waitingRead;
-    waitingRead = undefined;
-    read?.();
   };
   /** Queues bytes; drops the client when they bring its unread bytes past the limit. */
   const enqueue = (bytes: Uint8Array): boolean => {
@@ -118,10 +198,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       fail('too-slow', `the client left more than ${maxBufferedBytes} bytes unread`);
       return false;
     }
-    if (waitingRead) {
-      handOver();
-      wake();
-    }
+    deliver();
     return true;
   };
 
@@ -133,13 +210,13 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       // Called when the reader wants more (highWaterMark 0: nothing is pulled ahead of it).
       pull() {
         if (unread.length > 0) handOver();
-        else if (ended) controller.close();
-        else return new Promise<void>((resolve) => (waitingRead = resolve));
+        else if (ended) {
+          controller.close();
+          bodyDone();
+        } else return new Promise<void>((resolve) => (waitingRead = resolve));
         return undefined;
       },
-      cancel() {
-        finish('client-gone');
-      },
+      cancel,
     },
     { highWaterMark: 0 },
   );
@@ -159,6 +236,25 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       'x-accel-buffering': 'no',
     },
   });
+  sseBodies.set(response, {
+    attach(target) {
+      if (writer) throw new Error('an event stream is written to one connection');
+      writer = target;
+      if (done) target.destroy(new Error('the event stream ended before it was attached'));
+      else deliver();
+      return {
+        resume() {
+          writerFull = false;
+          if (!done) deliver();
+        },
+        cancel,
+      };
+    },
+    onDone(listener) {
+      if (done) listener();
+      else doneListeners.push(listener);
+    },
+  });
   return {
     response,
     send: (frame) => enqueue(frame instanceof Uint8Array ? frame : encodeSseFrame(frame)),
@@ -166,10 +262,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       if (closed) return;
       finish('ended');
       ended = true;
-      if (waitingRead) {
-        controller.close();
-        wake();
-      }
+      deliver();
     },
     get closed() {
       return closed;
