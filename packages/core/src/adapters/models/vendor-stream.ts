@@ -53,16 +53,20 @@ export interface VendorStreamSource {
  * Sends the streamed call, retrying a retryable failure (429, 5xx, network) as the SDK does, and
  * answers its events. Rejects with what the SDK threw when the vendor refused the call.
  *
- * A vendor with a wire decoder is read from the moment its successful answer arrives, not once the
- * SDK has handled the empty copy it is handed (its headers, a stream pipeline over the empty body:
- * nothing the decoder needs, on the way to the first delta otherwise); the call warnings are
- * reported once it has.
+ * A vendor with a wire decoder is read from the moment its successful answer arrives, and the SDK
+ * gets its empty copy of that answer only once the decoder's first event has been taken (or the
+ * reading stopped, or the call was aborted): the SDK's handling of it (its headers, a stream
+ * pipeline over the empty body) is nothing the decoder needs, and would otherwise run on the way
+ * to the first delta. The call warnings are reported once it is done.
  */
 export async function openVendorStream(source: VendorStreamSource, request: ModelRequest, abortSignal: AbortSignal): Promise<AsyncIterable<VendorStreamEvent>> {
   const { decodeStream } = source;
   let answered!: (body: ReadableStream<Uint8Array>) => void;
   const answerBody = new Promise<ReadableStream<Uint8Array>>((resolve) => (answered = resolve));
-  const fetch = decodeStream ? keepingAnswerBody(source.fetch, answered) : source.fetch;
+  let firstEventTaken!: () => void;
+  const sdkMayGo = new Promise<void>((resolve) => (firstEventTaken = resolve));
+  if (decodeStream) abortSignal.addEventListener('abort', firstEventTaken, { once: true });
+  const fetch = decodeStream ? keepingAnswerBody(source.fetch, answered, sdkMayGo) : source.fetch;
   const model = (await source.languageModel(fetch)) as LanguageModelV3;
   const options = callOptions(request, abortSignal);
   const called = withRetries(() => model.doStream(options), source.maxRetries, abortSignal);
@@ -72,7 +76,19 @@ export async function openVendorStream(source: VendorStreamSource, request: Mode
   if (!('body' in first)) return sdkEvents(first.stream, source.reportWarnings);
   // A successful answer was kept, so the SDK's call succeeds too; its stream holds only its call warnings.
   void called.then(({ stream }) => reportCallWarnings(stream, source.reportWarnings)).catch(() => undefined);
-  return decodeStream(first.body);
+  return afterFirstTaken(decodeStream(first.body), firstEventTaken);
+}
+
+/** `events`, calling `taken` once the caller has taken the first, or when the iteration ends before. */
+async function* afterFirstTaken<T>(events: AsyncIterable<T>, taken: () => void): AsyncGenerator<T> {
+  try {
+    for await (const event of events) {
+      yield event;
+      taken();
+    }
+  } finally {
+    taken();
+  }
 }
 
 /** Reports the call warnings of the SDK's stream over an empty body (its first part), then cancels it. */
@@ -85,17 +101,15 @@ async function reportCallWarnings(stream: ReadableStream<StreamPart>, reportWarn
 
 /**
  * The vendor `fetch` of a call read by a wire decoder: a successful answer's body goes to `keep`,
- * and the SDK gets the same answer with an empty body, so nothing is parsed twice. Failed answers
- * reach the SDK whole (its error mapping and retry decisions). The SDK has its empty answer a
- * turn of the event loop later, so what reading the kept body starts (the first deltas on their
- * way to the caller) runs first, not interleaved with the SDK building its stream pipeline.
+ * and the SDK gets the same answer with an empty body, once `sdkMayGo` settles, so nothing is
+ * parsed twice. Failed answers reach the SDK whole, at once (its error mapping and retry decisions).
  */
-function keepingAnswerBody(fetch: VendorFetch, keep: (body: ReadableStream<Uint8Array>) => void): VendorFetch {
+function keepingAnswerBody(fetch: VendorFetch, keep: (body: ReadableStream<Uint8Array>) => void, sdkMayGo: Promise<void>): VendorFetch {
   return async (input, init) => {
     const response = await fetch(input, init);
     if (!response.ok || response.body === null) return response;
     keep(response.body);
-    await new Promise((resolve) => setImmediate(resolve));
+    await sdkMayGo;
     const empty = new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     return new Response(empty, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
