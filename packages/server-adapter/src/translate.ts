@@ -51,15 +51,18 @@ const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD']);
 const ALWAYS_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
 
 export function toWebRequest(req: IncomingMessage, options: ToWebRequestOptions = {}): Request {
-  return webRequest(req, requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), options, true);
+  return webRequest(req, requestUrl(req, options.target ?? req.url, options.trustProxy ?? false), options, 'from-request');
 }
 
-/** The web Request of `req` at `url`; `withBody` false when the body was already read some other way. */
+/**
+ * The web Request of `req` at `url`. Its body is read from `req` (`'from-request'`: a body parser's
+ * result when one consumed it), or is the stream already made of it (`null`: read some other way).
+ */
 function webRequest(
   req: IncomingMessage,
   url: string,
   options: ToWebRequestOptions,
-  withBody: boolean,
+  body: 'from-request' | ReadableStream<Uint8Array> | null,
   clientGone: ClientGoneSignal = new ClientGoneSignal(options.response),
 ): Request {
   const method = req.method ?? 'GET';
@@ -71,7 +74,10 @@ function webRequest(
     if (name.charCodeAt(0) !== 58) headers.append(name, raw[index + 1]!);
   }
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
-  if (withBody && !METHODS_WITHOUT_BODY.has(method)) {
+  if (body instanceof ReadableStream) {
+    init.body = body;
+    init.duplex = 'half';
+  } else if (body === 'from-request' && !METHODS_WITHOUT_BODY.has(method)) {
     if (options.parsedBody !== undefined && (req.readableEnded || !req.readable)) {
       init.body = serializeParsedBody(options.parsedBody, headers);
     } else if (mayHaveBody(req)) {
@@ -94,6 +100,8 @@ class NodeExchange implements Exchange {
   #request: Request | undefined;
   #clientGone: ClientGoneSignal | undefined;
   #bodyRead = false;
+  /** The body as a web stream, once made (`body()`): the web Request carries the same one. */
+  #body: ReadableStream<Uint8Array> | null | undefined;
 
   constructor(
     private readonly req: IncomingMessage,
@@ -126,8 +134,16 @@ class NodeExchange implements Exchange {
     return readNodeBody(this.req, limit);
   }
 
+  body(): ReadableStream<Uint8Array> | null {
+    if (this.#body === undefined) {
+      this.#body = this.hasBody && !this.#bodyRead ? nodeToWebStream(this.req) : null;
+      this.#bodyRead = true;
+    }
+    return this.#body;
+  }
+
   request(): Request {
-    this.#request ??= webRequest(this.req, this.url, this.options, !this.#bodyRead, this.clientGone());
+    this.#request ??= webRequest(this.req, this.url, this.options, this.body(), this.clientGone());
     return this.#request;
   }
 

@@ -20,7 +20,12 @@ export interface Exchange {
    * is not valid UTF-8 (`decodeUtf8Body`).
    */
   readText(limit: number): Promise<string>;
-  /** The web `Request`, built on first call: for handlers that stream the body. */
+  /**
+   * The body as a web stream (null without one), without building the web `Request`: what a
+   * route whose body is `{ stream }` reads. The web `Request`, if built later, carries the same stream.
+   */
+  body(): ReadableStream<Uint8Array> | null;
+  /** The web `Request`, built on first call. */
   request(): Request;
   /**
    * Aborts when the client goes away before its answer is complete (the web Request's `signal`),
@@ -53,6 +58,7 @@ export function webExchange(request: Request, connection: ConnectionInfo = {}): 
     hasBody: request.body !== null,
     header: (name) => request.headers.get(name),
     readText: (limit) => readText(request, limit),
+    body: () => request.body,
     request: () => request,
     signal: () => request.signal,
   };

@@ -23,8 +23,9 @@ export interface ResponseSpec {
  * How the request body is read:
  * - a zod schema: a JSON body (also form-encoded when `form` is set), parsed within the JSON
  *   limit and validated;
- * - `{ stream: … }`: the handler reads `request.body` itself (uploads, the token endpoint); the
- *   router only checks the media type against `mediaTypes`. `schemas` documents the body of a
+ * - `{ stream: … }`: the handler reads the body itself, `body` (a web stream, or null; no web
+ *   `Request` is built for it) or `request.body` (uploads, the token endpoint); the router only
+ *   checks the media type against `mediaTypes`. `schemas` documents the body of a
  *   media type that has fields (JSON, a form, multipart); any other is declared as raw bytes.
  */
 export type BodySpec<B = unknown> =
@@ -38,6 +39,8 @@ export interface RouteInput<P, Q, B> {
   /** Undefined only on public routes. */
   principal: Principal;
   request: Request;
+  /** A request header by lower-case name (as `request.headers.get`), without building the web `Request`. */
+  header(name: string): string | null;
   /** `request.signal` without building the web `Request`: aborts when the client goes away. */
   signal: AbortSignal;
   requestId: string;

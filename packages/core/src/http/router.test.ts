@@ -172,6 +172,7 @@ describe('Router', () => {
         remoteAddress: undefined,
         header: (name) => (name === 'authorization' ? auth.authorization : null),
         readText: async () => '',
+        body: () => null,
         request: () => new Request(`http://runloom.test${target}`),
         signal: () => new AbortController().signal,
       });
@@ -273,6 +274,41 @@ describe('Router', () => {
       if (definition.path === '/file') assert.ok(fileStream.cancelled && fileStream.produced <= 1, 'the streamed body is cancelled, not read');
     }
     assert.equal(seen.at(-1)?.route, 'HEAD /boom');
+  });
+
+  it('hands a stream body and the headers to the handler from the exchange, without building its web Request', async () => {
+    const router = new Router(
+      [
+        route({
+          method: 'PUT',
+          path: '/bytes',
+          public: true,
+          summary: 'raw bytes',
+          tag: 'test',
+          body: { stream: { mediaTypes: ['*/*'], description: 'bytes' } },
+          responses: { 200: { description: 'their length' } },
+          handle: async ({ body, header }) => {
+            const bytes = await new Response(body as ReadableStream<Uint8Array>).arrayBuffer();
+            return { status: 200, body: { length: bytes.byteLength, declared: header('content-length') } };
+          },
+        }),
+      ],
+      { basePath: '', jsonBodyLimitBytes: 1024, rateLimit: 0, authenticate: async () => ({ accountId: 'acct-a', clientId: 'client-a' }), observer: { onRequest: () => undefined } },
+    );
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'content-length': '3' };
+    const answer = await router.dispatch({
+      method: 'PUT',
+      url: 'http://runloom.test/bytes',
+      hasBody: true,
+      remoteAddress: undefined,
+      header: (name) => headers[name] ?? null,
+      readText: async () => assert.fail('a stream body is not read as text'),
+      body: () => new Response(new Uint8Array([1, 2, 3])).body,
+      request: () => assert.fail('no web Request is built'),
+      signal: () => new AbortController().signal,
+    });
+    assert.ok(!(answer instanceof Response));
+    assert.deepEqual([answer.status, JSON.parse(answer.text!)], [200, { length: 3, declared: '3' }]);
   });
 
   it('counts an event stream open until it is done, keeping its own body for a server adapter to attach to', async () => {

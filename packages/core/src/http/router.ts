@@ -259,7 +259,7 @@ export class Router {
       if (!spec.stream.mediaTypes.some((accepted) => mediaTypeMatches(accepted, mediaType))) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `send the body as ${spec.stream.mediaTypes.join(' or ')}`);
       }
-      return exchange.request().body;
+      return exchange.body();
     }
     const hasBody = exchange.hasBody && exchange.header('content-length') !== '0';
     if (!hasBody) {
@@ -307,6 +307,9 @@ class HandlerInput implements RouteInput<unknown, unknown, unknown> {
   get request(): Request {
     return this.#exchange.request();
   }
+
+  /** A field, so that handlers may take it out of their input like the others. */
+  readonly header = (name: string): string | null => this.#exchange.header(name);
 
   get signal(): AbortSignal {
     return this.#exchange.signal();

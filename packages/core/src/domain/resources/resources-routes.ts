@@ -55,14 +55,14 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
         413: { description: 'the content is over the upload limit', schema: apiErrorBody },
         503: { description: 'the blob store is unavailable (an S3 service that does not answer, say); nothing was kept', schema: apiErrorBody },
       },
-      handle: async ({ principal, query, body, request }) => {
-        const contentType = request.headers.get('content-type');
+      handle: async ({ principal, query, body, header }) => {
+        const contentType = header('content-type');
         const fields = uploadFieldsFromQuery(query);
         const stream = body as ReadableStream<Uint8Array> | null;
         const resource =
           contentType !== null && /^multipart\/form-data\s*(;|$)/i.test(contentType)
             ? await uploads.fromForm(principal.accountId, stream ?? emptyBody(), contentType, fields)
-            : await uploads.fromBytes(principal.accountId, stream, { contentType, contentLength: declaredLength(request) }, fields);
+            : await uploads.fromBytes(principal.accountId, stream, { contentType, contentLength: declaredLength(header('content-length')) }, fields);
         return { status: 201, body: resource };
       },
     }),
@@ -185,8 +185,7 @@ export async function contentResponse(content: DownloadableContent, request: Req
 }
 
 /** The Content-Length the client declared, when it is a plain decimal (uploads refuse past their limit before reading). */
-export function declaredLength(request: Request): number | null {
-  const header = request.headers.get('content-length');
+export function declaredLength(header: string | null): number | null {
   return header === null || !/^\d+$/.test(header) ? null : Number(header);
 }
 

@@ -60,16 +60,17 @@ export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: Works
         ...changeRefusals,
         413: error('the content (or `size`) is over the upload limit'),
       },
-      handle: async ({ principal, params, query, request }) => {
-        if (isJson(request.headers.get('content-type'))) {
-          const answer = await uploads.request(principal.accountId, params.workspaceId, query.path, await uploadRequestOf(request, jsonBodyLimitBytes));
+      handle: async (input) => {
+        // `input.request` is read only on the JSON branch: a direct upload builds no web Request.
+        const { principal, params, query, body, header } = input;
+        if (isJson(header('content-type'))) {
+          const answer = await uploads.request(principal.accountId, params.workspaceId, query.path, await uploadRequestOf(input.request, jsonBodyLimitBytes));
           if (answer.kind === 'written') return changed(answer.change, 'file');
-          const url = new URL(`file/upload?${new URLSearchParams(answer.signedQuery)}`, request.url);
+          const url = new URL(`file/upload?${new URLSearchParams(answer.signedQuery)}`, input.request.url);
           return { status: 201, body: { data: { path: answer.path, upload_url: url.href, expires_at: answer.expires_at } } };
         }
-        const change = await files.write(principal.accountId, params.workspaceId, query.path, request.body ?? new Uint8Array(0), {
-          declaredSize: declaredLength(request),
-        });
+        const content = (body as ReadableStream<Uint8Array> | null) ?? new Uint8Array(0);
+        const change = await files.write(principal.accountId, params.workspaceId, query.path, content, { declaredSize: declaredLength(header('content-length')) });
         return changed(change, 'file');
       },
     }),
@@ -91,10 +92,10 @@ export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: Works
         409: error('the URL was already used, or the workspace is archived'),
         413: error('the content is over the upload limit'),
       },
-      handle: async ({ params, query, request }) => {
-        const change = await uploads.accept(params.workspaceId, query, request.body, {
-          contentType: request.headers.get('content-type'),
-          contentLength: declaredLength(request),
+      handle: async ({ params, query, body, header }) => {
+        const change = await uploads.accept(params.workspaceId, query, body as ReadableStream<Uint8Array> | null, {
+          contentType: header('content-type'),
+          contentLength: declaredLength(header('content-length')),
         });
         return changed(change, 'file');
       },
