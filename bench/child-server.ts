@@ -9,6 +9,11 @@ export interface ChildServer {
   pid: number;
   /** CPU time (user + system) the process has used so far, in ms (Linux; 0 elsewhere). */
   cpuMs(): number;
+  /**
+   * The same for its main thread alone (Linux; 0 elsewhere): what bounds a Node server's rate. The
+   * rest is V8's compiler and GC threads, libuv's pool (fsync) and worker threads.
+   */
+  mainThreadCpuMs(): number;
   /** SIGTERM, then SIGKILL after 10 s; safe to call more than once. */
   stop(): Promise<void>;
   /** SIGKILL (a crash: nothing is flushed or handed back) and waits for the exit. */
@@ -75,6 +80,7 @@ export async function startChildServer(args: string[], logDir: string, env: Reco
         url,
         pid: child.pid!,
         cpuMs: () => processCpuMs(child.pid!),
+        mainThreadCpuMs: () => statCpuMs(`/proc/${child.pid!}/task/${child.pid!}/stat`),
         stop: () =>
           (stopped ??= (async () => {
             child.kill('SIGTERM');
@@ -98,8 +104,13 @@ const CLOCK_TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process from /proc/PID/stat, in ms; 0 where /proc is missing. */
 export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** utime + stime from a /proc stat file (a process's, or a thread's under task/), in ms; 0 where it is missing. */
+function statCpuMs(statFile: string): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(statFile, 'utf8');
     // Fields after the command name (which may hold spaces) start at its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;

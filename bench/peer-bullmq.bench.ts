@@ -16,14 +16,18 @@ import { FAKE_API_KEY, FAKE_MODEL, FAKE_PROMPT, FAKE_REQUEST_BODY, startFakeVend
  *     snapshots; a free loopback port, a scratch dir) with a worker of concurrency 32 in its own
  *     process calling the same fake, CLIENTS clients doing `queue.add` + `job.waitUntilFinished`;
  * (b) server CPU per completed run: `runloom serve`'s, and the worker's plus Redis's for the peer.
- * `BENCH_PEER_RUNS` (default 3000) sets the runs of each side; `BENCH_PROFILE_DIR` profiles `runloom serve`.
+ * Runloom's CPU is also given for its main thread alone, which bounds its rate. The rest (~0.45 ms
+ * a run after the 300-run warm-up) is mostly V8 optimising the hot code on its helper threads
+ * (TurboFan, sql.js's wasm tier-up), which goes on for the first few thousand runs of a process.
+ * `BENCH_PEER_WARMUP` (default 300) sets the unmeasured runs of each side before the measured
+ * `BENCH_PEER_RUNS` (default 3000); `BENCH_PROFILE_DIR` profiles `runloom serve`.
  */
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const REDIS_SERVER = process.env.BENCH_REDIS_SERVER ?? '/usr/bin/redis-server';
 const RUNS = Number(process.env.BENCH_PEER_RUNS ?? 3000);
-const WARMUP = 300;
+const WARMUP = Number(process.env.BENCH_PEER_WARMUP ?? 300);
 const CLIENTS = 32;
 const WORKER_CONCURRENCY = 32;
 const CLIENT = { account: 'acct-peer', id: 'bench-peer-client', secret: 'bench-peer-secret-0123456789' };
@@ -112,6 +116,7 @@ export async function run(): Promise<BenchResult[]> {
     // Runloom on its defaults.
     let runloomRate: number;
     let runloomCpuPerRun: number;
+    let runloomMainThreadCpuPerRun: number;
     const server = await startChildServer([...cpuProfileFlags(), CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
     try {
       const authorization = `Bearer ${await fetchToken(server.url, CLIENT)}`;
@@ -132,8 +137,10 @@ export async function run(): Promise<BenchResult[]> {
       };
       await rate(WARMUP, syncRun);
       const cpuBefore = server.cpuMs();
+      const mainThreadCpuBefore = server.mainThreadCpuMs();
       runloomRate = await rate(RUNS, syncRun);
       runloomCpuPerRun = (server.cpuMs() - cpuBefore) / RUNS;
+      runloomMainThreadCpuPerRun = (server.mainThreadCpuMs() - mainThreadCpuBefore) / RUNS;
     } finally {
       await server.stop();
     }
@@ -173,7 +180,7 @@ export async function run(): Promise<BenchResult[]> {
     }
 
     process.stderr.write(
-      `  runloom sync runs: ${runloomRate.toFixed(0)}/s, server CPU ${runloomCpuPerRun.toFixed(2)} ms/run; ` +
+      `  runloom sync runs: ${runloomRate.toFixed(0)}/s, server CPU ${runloomCpuPerRun.toFixed(2)} ms/run (main thread ${runloomMainThreadCpuPerRun.toFixed(2)}); ` +
         `bullmq: ${peerRate.toFixed(0)}/s, worker + redis CPU ${peerCpuPerRun.toFixed(2)} ms/run\n`,
     );
     return [
