@@ -10,14 +10,18 @@ describe('syncDirectory', () => {
   const realOpen = fsPromises.open;
   /** Each sync of a directory as it happens: when it started, and a way to let it finish. */
   let started: Array<{ directory: string; finish(): void }>;
+  /** Directories opened for a sync, in order. */
+  let opened: string[];
 
   beforeEach(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-sync-directory-'));
     started = [];
+    opened = [];
     // Holds each directory sync until the test lets it finish, so the test decides what overlaps.
     fsPromises.open = (async (file: fs.PathLike, flags?: string | number) => {
       const handle = await realOpen(file, flags);
       if (flags !== 'r') return handle;
+      opened.push(String(file));
       const sync = handle.sync.bind(handle);
       handle.sync = () => new Promise<void>((resolve, reject) => started.push({ directory: String(file), finish: () => sync().then(resolve, reject) }));
       return handle;
@@ -81,5 +85,59 @@ describe('syncDirectory', () => {
     await syncsStarted(1);
     started[0]!.finish();
     await later;
+  });
+
+  describe('with a change still under way', () => {
+    function deferred(): { promise: Promise<void>; resolve(): void; reject(error: Error): void } {
+      let resolve!: () => void;
+      let reject!: (error: Error) => void;
+      const promise = new Promise<void>((done, fail) => ((resolve = done), (reject = fail)));
+      return { promise, resolve, reject };
+    }
+    async function openedCount(count: number): Promise<void> {
+      while (opened.length < count) await new Promise((resolve) => setImmediate(resolve));
+    }
+
+    it('opens the directory meanwhile and asks for the fsync only once the change is done', async () => {
+      const rename = deferred();
+      const sync = syncDirectory(root, rename.promise);
+      await openedCount(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(started.length, 0, 'no fsync before the change is done');
+      rename.resolve();
+      await syncsStarted(1);
+      started[0]!.finish();
+      await sync;
+    });
+
+    it('shares the sync with changes that come while it opens; one that comes once it is open waits for the next', async () => {
+      const first = deferred();
+      const second = deferred();
+      const late = deferred();
+      const syncs = [syncDirectory(root, first.promise), syncDirectory(root, second.promise)];
+      await openedCount(1);
+      const next = syncDirectory(root, late.promise);
+      first.resolve();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(started.length, 0, 'the fsync waits for every change that joined');
+      second.resolve();
+      await syncsStarted(1);
+      started[0]!.finish();
+      await Promise.all(syncs);
+      late.resolve();
+      await syncsStarted(2);
+      started[1]!.finish();
+      await next;
+      assert.equal(started.length, 2);
+    });
+
+    it('goes on with the sync when a change fails: that failure is its caller’s', async () => {
+      const failed = deferred();
+      const sync = syncDirectory(root, failed.promise);
+      failed.reject(new Error('EEXIST'));
+      await syncsStarted(1);
+      started[0]!.finish();
+      await sync;
+    });
   });
 });

@@ -117,42 +117,68 @@ export function fileReadStream(handle: FileHandle, start: number, end: number): 
 
 /**
  * A directory's sync in flight, and the one that starts when it ends, if anyone asked meanwhile.
- * `joinable` is the running sync's answer while it is still opening the directory: its fsync has
- * not been asked for yet, so it covers the changes of whoever calls meanwhile.
+ * `joinable` is the running sync's answer while its fsync has not been asked for yet (it is opening
+ * the directory, or waiting for `changes`): that fsync covers the changes of whoever calls meanwhile.
  */
 interface DirectorySyncs {
   running: Promise<void>;
   joinable?: Promise<void>;
-  queued?: { done: Promise<void>; start(): void };
+  /** Changes under way that the running sync's fsync waits for: added to while it opens the directory. */
+  changes: Promise<void>[];
+  opened: boolean;
+  queued?: { done: Promise<void>; changes: Promise<void>[]; start(): void };
 }
 
 const directorySyncs = new Map<string, DirectorySyncs>();
 
 /**
- * Makes the renames (and creations, deletions) done in `directory` so far durable. Group commit: a
- * call while the directory's sync is still opening it shares that sync; a call once its fsync is
- * asked for cannot count on it (it may have started before the caller's change), so it joins the
- * sync queued to start when that one ends, which every caller meanwhile shares: concurrent writes
- * to one directory pay about one fsync between them instead of one each, queued behind each other.
- * Windows cannot open a directory for syncing; its renames are journaled.
+ * Makes the renames (and creations, deletions) done in `directory` durable: those done so far, and
+ * `change` when given, a change still under way that the fsync then waits for (the directory is
+ * opened meanwhile, so its opening costs the caller no wait). Group commit: a call while the
+ * directory's sync has not asked for its fsync yet shares that sync; a call once it has cannot
+ * count on it (it may have started before the caller's change), so it joins the sync queued to
+ * start when that one ends, which every caller meanwhile shares: concurrent writes to one directory
+ * pay about one fsync between them instead of one each, queued behind each other. A failed
+ * `change` is its caller's to report; the sync goes on for the others. Windows cannot open a
+ * directory for syncing; its renames are journaled.
  */
-export function syncDirectory(directory: string): Promise<void> {
+export function syncDirectory(directory: string, change?: Promise<unknown>): Promise<void> {
   if (process.platform === 'win32') return Promise.resolve();
+  return joinDirectorySync(directory, change?.then(ignore, ignore));
+}
+
+function ignore(): void {}
+
+/** `syncDirectory`, with `change` settling as the caller's change does, never rejecting: its failure is the caller's. */
+function joinDirectorySync(directory: string, change: Promise<void> | undefined): Promise<void> {
   const syncs = directorySyncs.get(directory);
-  if (!syncs) return startDirectorySync(directory);
-  if (syncs.joinable) return syncs.joinable;
+  if (!syncs) return startDirectorySync(directory, change ? [change] : []);
+  // Once opened, the sync waits only for the changes it has: one still under way goes to the next.
+  if (syncs.joinable && !(change && syncs.opened)) {
+    if (change) syncs.changes.push(change);
+    return syncs.joinable;
+  }
   if (!syncs.queued) {
     let start!: () => void;
+    const changes: Promise<void>[] = [];
     const done = new Promise<void>((resolve, reject) => {
-      start = () => startDirectorySync(directory).then(resolve, reject);
+      start = () => startDirectorySync(directory, changes).then(resolve, reject);
     });
-    syncs.queued = { done, start };
+    syncs.queued = { done, changes, start };
   }
+  if (change) syncs.queued.changes.push(change);
   return syncs.queued.done;
 }
 
-function startDirectorySync(directory: string): Promise<void> {
-  const syncs: DirectorySyncs = { running: fsyncDirectory(directory, () => (syncs.joinable = undefined)) };
+function startDirectorySync(directory: string, changes: Promise<void>[]): Promise<void> {
+  const syncs: DirectorySyncs = {
+    running: fsyncDirectory(directory, changes, {
+      opened: () => (syncs.opened = true),
+      syncing: () => (syncs.joinable = undefined),
+    }),
+    changes,
+    opened: false,
+  };
   syncs.joinable = syncs.running;
   directorySyncs.set(directory, syncs);
   const ended = (): void => {
@@ -164,10 +190,16 @@ function startDirectorySync(directory: string): Promise<void> {
   return syncs.running;
 }
 
-/** Opens, fsyncs and closes `directory`; `syncing` is called as the fsync is asked for. Done once the fsync is: the close runs after. */
-async function fsyncDirectory(directory: string, syncing: () => void): Promise<void> {
+/**
+ * Opens `directory`, waits for `changes` (callers add to them until it is open) to settle, fsyncs
+ * and closes it; `opened` and `syncing` are called as it gets there. Done once the fsync is: the
+ * close runs after.
+ */
+async function fsyncDirectory(directory: string, changes: Promise<void>[], steps: { opened(): void; syncing(): void }): Promise<void> {
   const handle = await open(directory, 'r');
-  syncing();
+  steps.opened();
+  if (changes.length > 0) await Promise.all(changes);
+  steps.syncing();
   try {
     await handle.sync();
   } catch (error) {

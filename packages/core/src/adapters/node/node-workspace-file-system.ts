@@ -494,13 +494,9 @@ function fsError(error: unknown, path: string): unknown {
  * something is there (link() fails on an existing name, where rename() would replace it).
  */
 async function moveIntoPlace(temp: string, target: string, exclusive: boolean): Promise<void> {
-  if (exclusive) {
-    await link(temp, target);
-    await unlink(temp);
-  } else {
-    await rename(temp, target);
-  }
-  await syncDirectory(nodePath.dirname(target));
+  const moved = exclusive ? link(temp, target).then(() => unlink(temp)) : rename(temp, target);
+  // The directory is opened for its sync while the file moves; the fsync follows the move.
+  await Promise.all([moved, syncDirectory(nodePath.dirname(target), moved)]);
 }
 
 function fitsOnDisk(path: string, absolute: string): boolean {
