@@ -107,6 +107,7 @@ export function describeWorkspaceFileSystemContract(name: string, factory: () =>
         const entry = await files.writeFile('large.bin', streamOf(large, 50_000));
         assert.equal(entry.size, large.byteLength);
         assert.deepEqual(await readAll(await files.readFile('large.bin')), large);
+        assert.deepEqual(await files.readBytes('large.bin'), large);
       });
 
       it('stores empty content from text, bytes and a stream', async () => {

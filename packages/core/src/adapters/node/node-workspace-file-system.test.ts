@@ -98,6 +98,17 @@ describe('NodeWorkspaceFileSystems', () => {
     assert.deepEqual(await files.list(''), []);
   });
 
+  it('refuses to read a FIFO as not found, without waiting for a writer', async function () {
+    if (process.platform === 'win32') this.skip();
+    const files = await systems.open('w');
+    const fifo = path.join(files.localRoot as string, 'pipe.json');
+    await new Promise<void>((resolve, reject) =>
+      spawn('mkfifo', [fifo], { stdio: 'ignore' }).on('error', reject).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo exited with ${code}`)))),
+    );
+    await assert.rejects(files.readBytes('pipe.json'), WorkspaceNotFoundError);
+    await assert.rejects(files.readFile('pipe.json'), WorkspaceNotFoundError);
+  });
+
   it('answers not found once the workspace was removed under an open handle', async () => {
     const files = await systems.open('w');
     await files.writeFile('a.txt', 'x');
