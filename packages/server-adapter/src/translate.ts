@@ -257,15 +257,30 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
 
 /**
  * Writes an event stream's frames to `res` as the stream sends them (`SseBody.attach`): the same
- * bytes for every client of an event, no web stream read per frame. When the socket's buffer is
- * full, frames wait in the stream (which drops a client too far behind) until it drains. Resolves
- * once the answer is complete or the client went away.
+ * bytes for every client of an event, no web stream read per frame. Frames sent together (a batch
+ * of events) leave in one socket write once the code sending them returns: before the answers to
+ * the writes that caused them, which Node would otherwise send first and the frames a tick later.
+ * When the socket's buffer is full, frames wait in the stream (which drops a client too far
+ * behind) until it drains. Resolves once the answer is complete or the client went away.
  */
 function sendEventStream(res: ServerResponse, status: number, head: OutgoingHttpHeaders, body: SseBody): Promise<void> {
   res.writeHead(status, head);
+  let corked = false;
+  /** Frames written in one run of code go out in one write as soon as it ends, not a tick later. */
+  const write = (bytes: Uint8Array): boolean => {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      queueMicrotask(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
+    return res.write(bytes);
+  };
   return new Promise((resolve) => {
     const delivery = body.attach({
-      write: (bytes) => res.write(bytes),
+      write,
       end: () => res.end(),
       destroy: (error) => res.destroy(error),
     });
