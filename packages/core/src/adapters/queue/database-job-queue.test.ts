@@ -4,6 +4,7 @@ import os from 'node:os';
 import { describeJobQueueContract } from '../job-queue.contract';
 import { MemoryDatabase } from '../memory/memory-database';
 import { SystemClock } from '../node/system-clock';
+import { ManualClock } from '../../testing/manual-clock';
 import { UuidV7Generator } from '../node/uuid-v7-generator';
 import { openSqlJsDatabase } from '../sqljs/sqljs-database';
 import type { Database } from '../../ports/database';
@@ -122,6 +123,32 @@ describe('DatabaseJobQueue', () => {
     await enqueue;
     await queue.stop(10_000);
     assert.equal(await database.count(JOBS_COLLECTION), 0, 'the attempt ended its job, once');
+  });
+
+  it('looks at the store in two reads per poll whatever the number of kinds, and runs what another instance enqueued', async () => {
+    const database = new MemoryDatabase();
+    await database.migrate(jobMigrations);
+    let reads = 0;
+    const counting: Database = Object.assign(Object.create(database) as Database, {
+      find: (...args: Parameters<Database['find']>) => {
+        reads += 1;
+        return database.find(...args);
+      },
+    });
+    const clock = new ManualClock();
+    const worker = new DatabaseJobQueue({ database: counting, clock, ids: new UuidV7Generator(), logger: quiet, pollIntervalMs: 1000 });
+    const ran: string[] = [];
+    for (const kind of ['a', 'b', 'c', 'd', 'e', 'f']) worker.register(kind, async (payload: string) => void ran.push(`${kind}:${payload}`));
+    await worker.start();
+    await clock.advance(1000);
+    // Another instance, without handlers of its own, enqueues for the worker.
+    await queueOn(database).enqueue('d', 'from elsewhere');
+    reads = 0;
+    await clock.advance(1000);
+    while (ran.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(ran, ['d:from elsewhere']);
+    assert.equal(reads, 2, 'the running jobs and the due jobs of every kind');
+    await worker.stop(10_000);
   });
 
   it('rejects a retry policy it cannot follow, and a second handler for a kind', async () => {

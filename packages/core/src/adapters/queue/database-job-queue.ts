@@ -106,7 +106,8 @@ const MAX_RUNNING_READ = 1000;
  * (`WriteOptions.onApplied`); the enqueue and finish carry the caller's own writes (`with`, `context.complete`) at no extra write.
  *
  * Workers here are woken at once by enqueues and retries in this instance (timers for delayed
- * ones); the store is polled every `pollIntervalMs` for the rest.
+ * ones); the store is polled every `pollIntervalMs` for the rest, in two reads whatever the number
+ * of kinds (`lookAtStore`).
  *
  * Worker liveness: while started, the queue holds a liveness hold in the store under its worker id
  * and tags the jobs it claims with it. At start and on every poll it takes back, at once, the
@@ -128,7 +129,8 @@ export class DatabaseJobQueue implements JobQueue {
   /** Held while started; undefined while (re)acquiring it, when no job is claimed. */
   private hold: LivenessHold | undefined;
   private acquiringHold: Promise<void> | undefined;
-  private sweeping = false;
+  /** A poll's look at the store is under way (`lookAtStore`). */
+  private looking = false;
 
   private readonly kinds = new Map<string, KindState>();
   private readonly attempts = new Map<string, Attempt>();
@@ -237,7 +239,7 @@ export class DatabaseJobQueue implements JobQueue {
     if (this.started) return;
     await this.acquireHold();
     try {
-      await this.takeBackFromDeadWorkers();
+      await this.takeBackFromDeadWorkers(await this.readRunning());
     } catch (error) {
       await this.releaseHold();
       throw error;
@@ -389,14 +391,9 @@ export class DatabaseJobQueue implements JobQueue {
           limit,
         }),
       ]);
-      let added = 0;
-      for (const job of [...abandoned, ...due] as JobDoc[]) {
-        if (this.hinted.has(job.id) || this.attempts.has(job.id)) continue;
-        this.hinted.add(job.id);
-        state.ready.push(job);
-        added += 1;
-      }
-      state.storeMayHaveMore = added > 0 && (due.length === limit || abandoned.length === limit);
+      const before = state.ready.length;
+      for (const job of [...abandoned, ...due] as JobDoc[]) this.remember(job);
+      state.storeMayHaveMore = state.ready.length > before && (due.length === limit || abandoned.length === limit);
     } catch (error) {
       this.logger.error({ kind: state.kind, error: errorMessage(error) }, 'reading due jobs failed');
     } finally {
@@ -544,16 +541,48 @@ export class DatabaseJobQueue implements JobQueue {
       this.acquireHold().catch((error: unknown) => this.logger.error({ error: errorMessage(error) }, 'taking a liveness hold failed; retrying at the next poll'));
       return;
     }
-    if (!this.sweeping) {
-      this.sweeping = true;
-      this.takeBackFromDeadWorkers()
-        .catch((error: unknown) => this.logger.error({ error: errorMessage(error) }, 'looking for jobs of dead workers failed'))
-        .finally(() => (this.sweeping = false));
-    }
+    if (this.looking) return;
+    this.looking = true;
+    this.lookAtStore()
+      .catch((error: unknown) => this.logger.error({ error: errorMessage(error) }, 'looking for due jobs and jobs of dead workers failed'))
+      .finally(() => (this.looking = false));
+  }
+
+  /**
+   * A poll's look at the store, two reads whatever the number of kinds: the running jobs (those of
+   * dead workers are offered again, those whose lease ran out are claimable), and the due jobs of
+   * every kind with a free slot. When the due jobs may not all have fit in that read, each of those
+   * kinds reads its own (`refill`); a kind without a free slot reads when one frees.
+   */
+  private async lookAtStore(): Promise<void> {
+    const running = await this.readRunning();
+    await this.takeBackFromDeadWorkers(running);
+    const now = this.now();
+    const open: KindState[] = [];
     for (const state of this.kinds.values()) {
-      state.storeMayHaveMore = true;
-      this.pump(state);
+      if (state.busy < state.concurrency && !state.refilling) open.push(state);
+      else state.storeMayHaveMore = true;
     }
+    for (const job of running) if ((job.lease_until ?? 0) < now) this.remember(job);
+    if (open.length > 0) {
+      const due = (await this.database.find(JOBS_COLLECTION, {
+        where: { kind: { in: open.map((state) => state.kind) }, status: 'queued', run_at: { lte: now } },
+        orderBy: [{ field: 'run_at' }],
+        limit: REFILL_BATCH,
+      })) as JobDoc[];
+      for (const job of due) this.remember(job);
+      const mayHaveMore = due.length === REFILL_BATCH || running.length === MAX_RUNNING_READ;
+      for (const state of open) state.storeMayHaveMore = mayHaveMore;
+    }
+    for (const state of this.kinds.values()) this.pump(state);
+  }
+
+  /** Adds a job read from the store to its kind's `ready`, unless it is known or running here. */
+  private remember(job: JobDoc): void {
+    const state = this.kinds.get(job.kind);
+    if (!state || this.hinted.has(job.id) || this.attempts.has(job.id)) return;
+    this.hinted.add(job.id);
+    state.ready.push(job);
   }
 
   private scheduleDelayed(): void {
@@ -606,17 +635,21 @@ export class DatabaseJobQueue implements JobQueue {
     }
   }
 
+  /** Running jobs, longest-held lease first (expired leases, then the jobs a dead worker held longest). */
+  private async readRunning(): Promise<JobDoc[]> {
+    return (await this.database.find(JOBS_COLLECTION, {
+      where: { status: 'running' },
+      orderBy: [{ field: 'lease_until' }],
+      limit: MAX_RUNNING_READ,
+    })) as JobDoc[];
+  }
+
   /**
    * Offers again at once the running jobs whose worker is dead. The jobs are read before the
    * liveness: a worker holds its liveness before it claims, so one seen dead after its job was
    * read has died (a worker starting meanwhile cannot hold a job that was read).
    */
-  private async takeBackFromDeadWorkers(): Promise<void> {
-    const running = (await this.database.find(JOBS_COLLECTION, {
-      where: { status: 'running' },
-      orderBy: [{ field: 'lease_until' }],
-      limit: MAX_RUNNING_READ,
-    })) as JobDoc[];
+  private async takeBackFromDeadWorkers(running: readonly JobDoc[]): Promise<void> {
     const others = running.filter((job) => job.worker !== null && job.worker !== this.workerId && !this.attempts.has(job.id));
     if (others.length === 0) return;
     const live = await this.database.liveHolders([...new Set(others.map((job) => job.worker!))]);
