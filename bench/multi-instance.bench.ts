@@ -20,6 +20,14 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
  * every run sent to the first, sets the cost of coordinating (the second's polls, liveness looks,
  * event notices) apart from what each process loses by batching half the load (fewer writes per
  * group commit and per socket write). ROUNDS rounds, the configurations alternating; medians.
+ *
+ * Every instance that is sent runs is warmed up first with WARMUP_RUNS_PER_INSTANCE of its own, so
+ * the figures are those of warm processes. A fresh process spends about 2.5 s of CPU over its first
+ * 2,000-3,000 runs on V8's tiering (the optimising compiler's threads, code running unoptimised
+ * meanwhile): with a warm-up of 200 runs in all, a measure of 3,000 counted that once for one
+ * instance and twice for two (each warming up on half the runs), which alone made two instances
+ * look ~1.5x as costly per run, and says nothing of coordination; a deployment pays it once per
+ * process start.
  * Durable creates/s on PostgreSQL beside the embedded store are bench/writes.bench.ts's figures.
  * `BENCH_MULTI_RUNS` (default 3000) per round, `BENCH_MULTI_ROUNDS` (default 3); `BENCH_PROFILE_DIR`
  * profiles the servers (`node --cpu-prof`, a folder per configuration).
@@ -27,7 +35,8 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
 
 const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
-const WARMUP_RUNS = 200;
+/** Runs each instance that is sent runs completes before the measure (see above). */
+const WARMUP_RUNS_PER_INSTANCE = 3000;
 const CONCURRENCY = 16;
 
 interface Figures {
@@ -102,7 +111,7 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
     const cpu = () => servers.reduce((sum, server) => sum + server.cpuMs(), 0);
     const transactions = () => count(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = '${scratch.name}'`);
     try {
-      await runsCompletedPerSecond(WARMUP_RUNS);
+      await runsCompletedPerSecond(WARMUP_RUNS_PER_INSTANCE * submittedTo);
       const cpuBefore = cpu();
       const transactionsBefore = await transactions();
       const ownBefore = ownTransactions;
