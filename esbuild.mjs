@@ -7,8 +7,9 @@
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
 // - the VS Code extension: packages/vscode/dist/extension.js (client) and server.js (language server).
 // CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
-// errors name real classes, sourcemaps on; `--watch` rebuilds on change. Type declarations are
-// tsc's (the tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
+// errors name real classes (not in ai-sdk.js, see aiSdkBeside), sourcemaps on; `--watch` rebuilds
+// on change. Type declarations are tsc's (the tsconfig.build.json of core and server-adapter, in
+// `npm run build`), not this script's.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -172,14 +173,27 @@ function writeCoreEntryPoints(outdir) {
   }
 }
 
-/** What every bundle holding the core has beside it: the sql.js snapshot worker and what the core requires on first use. */
+/**
+ * What every bundle holding the core has beside it: the sql.js snapshot worker and what the core
+ * requires on first use; ai-sdk.js too, bundled by `aiSdkBeside`.
+ */
 const besideCore = {
   'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
-  'ai-sdk': aiSdkEntry,
   'isomorphic-git': isomorphicGitEntry,
   s3: s3Entry,
   ...deferredEntries,
 };
+
+/**
+ * ai-sdk.js in `outdir`, bundled without keeping names: keepNames wraps every named function the
+ * SDK makes in a `__name()` call (an Object.defineProperty) each time it is made, and a model call
+ * makes many (a provider, its model, its request's closures): ~10 µs of the ~250 µs of CPU a
+ * non-streamed call over loopback costs (`generate` on the fake OpenAI, medians of 5 alternating
+ * runs). Nothing in the SDK or the core reads the name of a function the bundle renamed (the
+ * SDK's errors carry their names as strings, zod names its classes itself); the seven vendors'
+ * model-gateway contract passes on the bundle.
+ */
+const aiSdkBeside = (outdir) => ({ entryPoints: { 'ai-sdk': aiSdkEntry }, outdir, keepNames: false, wasm: false });
 
 /**
  * Bundles of this repository; `wasm` marks those that open the embedded sql.js store. The server
@@ -198,6 +212,7 @@ const bundles = [
     wasm: true,
     after: writeCoreEntryPoints,
   },
+  aiSdkBeside('packages/core/dist'),
   {
     entryPoints: {
       index: 'packages/server-adapter/src/index.ts',
@@ -219,6 +234,7 @@ const bundles = [
     external: ['vscode'],
     wasm: true,
   },
+  aiSdkBeside('packages/vscode/dist'),
   {
     // The chat panel's page: a browser script, loaded by the webview under its CSP.
     entryPoints: { chat: 'packages/vscode/src/webview/chat.ts' },
