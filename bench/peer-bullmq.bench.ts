@@ -16,18 +16,19 @@ import { FAKE_API_KEY, FAKE_MODEL, FAKE_PROMPT, FAKE_REQUEST_BODY, startFakeVend
  *     snapshots; a free loopback port, a scratch dir) with a worker of concurrency 32 in its own
  *     process calling the same fake, CLIENTS clients doing `queue.add` + `job.waitUntilFinished`;
  * (b) server CPU per completed run: `runloom serve`'s, and the worker's plus Redis's for the peer.
- * Runloom's CPU is also given for its main thread alone, which bounds its rate. The rest (~0.45 ms
- * a run after the 300-run warm-up) is mostly V8 optimising the hot code on its helper threads
- * (TurboFan, sql.js's wasm tier-up), which goes on for the first few thousand runs of a process.
- * `BENCH_PEER_WARMUP` (default 300) sets the unmeasured runs of each side before the measured
- * `BENCH_PEER_RUNS` (default 3000); `BENCH_PROFILE_DIR` profiles `runloom serve`.
+ * Runloom's CPU is also given for its main thread alone, which bounds its rate. Each side is warmed
+ * up with `BENCH_PEER_WARMUP` (default 3000) runs before the measured `BENCH_PEER_RUNS` (default
+ * 3000): V8 optimises a process's hot code on its helper threads (TurboFan, sql.js's wasm tier-up)
+ * over its first few thousand runs, and after a 300-run warm-up that one-time work was ~0.45 ms of
+ * the ~2 ms counted per run, with the main thread still running code not yet optimised.
+ * `BENCH_PROFILE_DIR` profiles `runloom serve`.
  */
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const REDIS_SERVER = process.env.BENCH_REDIS_SERVER ?? '/usr/bin/redis-server';
 const RUNS = Number(process.env.BENCH_PEER_RUNS ?? 3000);
-const WARMUP = Number(process.env.BENCH_PEER_WARMUP ?? 300);
+const WARMUP = Number(process.env.BENCH_PEER_WARMUP ?? 3000);
 const CLIENTS = 32;
 const WORKER_CONCURRENCY = 32;
 const CLIENT = { account: 'acct-peer', id: 'bench-peer-client', secret: 'bench-peer-secret-0123456789' };
