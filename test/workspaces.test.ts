@@ -191,6 +191,30 @@ function describeWorkspaces(store: 'embedded store' | 'PostgreSQL'): void {
       assert.deepEqual(still.data, workspace);
     });
 
+    it('answers each request with the record as last written, however often it was read: a PATCH, archived and unarchived apply at once', async () => {
+      const workspace = await createWorkspace({ name: 'read often', metadata: { tags: ['a'] } });
+      const read = async (account?: string) => (await answer<{ data: Workspace }>(send(`/workspace/${workspace.id}`, 'GET', undefined, account), 200)).data;
+      const upload = async (name: string) =>
+        (await app.request(`/workspace/${workspace.id}/files?path=${name}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: name })).status;
+      assert.deepEqual([await read(), await read()], [workspace, workspace]);
+      await clock.advance(1000);
+      const renamed = (await answer<{ data: Workspace }>(send(`/workspace/${workspace.id}`, 'PATCH', { name: 'renamed' }), 200)).data;
+      assert.deepEqual(await read(), renamed);
+      await answer(send(`/workspace/${workspace.id}`, 'GET', undefined, 'acct-intruder'), 404);
+      assert.equal(await upload('before.txt'), 201);
+      assert.equal(await upload('again.txt'), 201);
+      await postEvent(workspace.id, 'archived');
+      assert.equal(await upload('archived.txt'), 409);
+      await postEvent(workspace.id, 'unarchived');
+      assert.equal(await upload('after.txt'), 201);
+      // The facade's answers are the caller's to change: a later read is as stored.
+      const answered = await app.runloom.workspaces.require('acct-a', workspace.id);
+      answered.name = 'changed by its caller';
+      (answered.metadata.tags as string[]).push('b');
+      assert.deepEqual(await read(), { ...renamed, metadata: { tags: ['a'] } });
+      assert.deepEqual(await app.runloom.workspaces.require('acct-a', workspace.id), await read());
+    });
+
     describe('lifecycle events', () => {
       it('records `created` when the workspace is made, by the creating client, and publishes workspace.lifecycle', async () => {
         const workspace = await createWorkspace({ name: 'born' });

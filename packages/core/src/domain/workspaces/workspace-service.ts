@@ -4,6 +4,7 @@ import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, WriteConflictError } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import { type WorkspaceFileSystem, WorkspaceFileSystems } from '../../ports/workspace-file-system';
+import { KeptRecords } from '../storage/kept-records';
 import { Repository } from '../storage/repository';
 import { WorkspaceEvents } from '../workspace-events/workspace-events';
 import { lifecycleChange, type LifecycleEventName } from './workspace-lifecycle';
@@ -39,6 +40,8 @@ export interface Page {
 }
 
 const MAX_UPDATE_ATTEMPTS = 4;
+/** Workspace records kept between writes to the collection (`KeptRecords`). */
+const RECORDS_KEPT = 4096;
 
 /**
  * Workspace records and the one way every workspace feature reaches a workspace: `require` (404 for
@@ -50,6 +53,8 @@ const MAX_UPDATE_ATTEMPTS = 4;
 @injectable()
 export class WorkspaceService {
   private readonly workspaces: Repository<WorkspaceRecord>;
+  /** The records `require` reads: every request on a workspace reads its record (an upload, a thread's reply). */
+  private readonly keptWorkspaces: KeptRecords<WorkspaceRecord>;
   private readonly lifecycleEvents: Repository<LifecycleEventRecord>;
 
   constructor(
@@ -61,6 +66,7 @@ export class WorkspaceService {
     @inject(Clock) private readonly clock: Clock,
   ) {
     this.workspaces = new Repository(database, WORKSPACES_COLLECTION);
+    this.keptWorkspaces = new KeptRecords(this.workspaces, RECORDS_KEPT);
     this.lifecycleEvents = new Repository(database, LIFECYCLE_EVENTS_COLLECTION);
   }
 
@@ -194,8 +200,10 @@ export class WorkspaceService {
     return last && toLifecycleEvent(last);
   }
 
-  private requireRecord(accountId: string, workspaceId: string): Promise<WorkspaceRecord> {
-    return this.workspaces.require(accountId, workspaceId, `workspace ${workspaceId}`);
+  private async requireRecord(accountId: string, workspaceId: string): Promise<WorkspaceRecord> {
+    const record = await this.keptWorkspaces.get(accountId, workspaceId);
+    if (!record) throw DomainError.notFound(`workspace ${workspaceId}`);
+    return record;
   }
 
   /**
