@@ -88,6 +88,7 @@ export { WorkspaceFileService, type FileChange, type FileDownload, type WriteOpt
 export { WorkspaceEvents, type WorkspaceEvent, type PublishedWorkspaceEvent, type WorkspaceEventSubscription } from './domain/workspace-events/workspace-events';
 export {
   openSseStream,
+  pacedSseResponse,
   encodeSseFrame,
   sseBodyOf,
   SseSettings,
@@ -99,6 +100,9 @@ export {
   type SseStreamOptions,
   type SseCloseReason,
   type SseWriter,
+  type PacedFrames,
+  type PacedSseOptions,
+  type PacedSseSource,
 } from './http/sse';
 export type { Workspace } from './domain/workspaces/workspace-record';
 export { WORKSPACE_CONFIG_PATH, workspaceConfigSchema, readConfigDocument, type WorkspaceConfig } from './domain/workspaces/workspace-config';

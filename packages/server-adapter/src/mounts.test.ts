@@ -10,7 +10,8 @@ import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
 import { waitUntil } from '../../../test/support/wait';
-import { type Answer, ApiError, type Exchange, jsonResponse, route, Router } from '@runloom/core';
+import { type Answer, ApiError, type Exchange, jsonResponse, pacedSseResponse, route, Router } from '@runloom/core';
+import { SystemClock } from '@runloom/core/node';
 
 const CHUNK_SIZE = 16 * 1024;
 const STREAM_CHUNKS = 1024; // 16 MiB: more than loopback socket buffers absorb
@@ -27,6 +28,8 @@ class ProbeHandler implements WebHandler {
   /** The test releases /late once the server has seen the client go. */
   readonly lateRelease = deferred<void>();
   readonly lateSignalAborted = deferred<boolean>();
+  /** How many times /events' source was asked for frames. */
+  eventTakes = 0;
 
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -57,9 +60,29 @@ class ProbeHandler implements WebHandler {
         await this.lateRelease.promise;
         this.lateSignalAborted.resolve(request.signal.aborted);
         return new Response(null, { status: 204 });
+      case 'GET /events':
+        return this.pacedEvents();
       default:
         return Response.json({ error: 'no such probe' }, { status: 404 });
     }
+  }
+
+  /** An event stream read at the client's pace: STREAM_CHUNKS frames of CHUNK_SIZE bytes, each made when taken. */
+  private pacedEvents(): Response {
+    return pacedSseResponse(
+      {
+        take: () => {
+          this.eventTakes += 1;
+          const bytes = new Uint8Array(CHUNK_SIZE).fill(0x61);
+          bytes.set(new TextEncoder().encode('data: '));
+          bytes.set([0x0a, 0x0a], CHUNK_SIZE - 2);
+          return { bytes, ended: this.eventTakes === STREAM_CHUNKS };
+        },
+        whenReady: () => () => undefined,
+        close: () => undefined,
+      },
+      { clock: new SystemClock(), heartbeatMs: 1000, headers: { 'content-type': 'text/event-stream' } },
+    );
   }
 
   /** STREAM_CHUNKS chunks, chunk i filled with byte i % 256, produced only when pulled. */
@@ -274,6 +297,21 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
       response.destroy();
       await handler.streamCancelled.promise;
       assert.ok(handler.produced < STREAM_CHUNKS);
+    });
+
+    it('writes an event stream read at its client’s pace only as fast as the client reads', async () => {
+      const serverResponse = nextResponse(server.server);
+      const response = await rawRequest(`${server.url}/events`);
+      response.pause();
+      const res = await serverResponse;
+      await waitUntil(() => res.writableNeedDrain, 'the response to fill the socket buffers');
+      const takenWhilePaused = handler.eventTakes;
+      assert.ok(takenWhilePaused < STREAM_CHUNKS / 2, `took ${takenWhilePaused} frames for a paused reader`);
+      let received = 0;
+      response.on('data', (chunk: Buffer) => (received += chunk.length));
+      response.resume();
+      await once(response, 'end');
+      assert.equal(received, STREAM_CHUNKS * CHUNK_SIZE);
     });
 
     it("aborts the request's signal when the client disconnects mid-request", async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ManualClock } from '../testing/manual-clock';
-import { encodeSseFrame, openSseStream, type SseCloseReason, type SseStreamOptions, sseBodyOf } from './sse';
+import { encodeSseFrame, openSseStream, pacedSseResponse, type SseCloseReason, type SseStreamOptions, sseBodyOf } from './sse';
 
 const decoder = new TextDecoder();
 
@@ -157,6 +157,152 @@ describe('openSseStream', () => {
       const cut: string[] = [];
       sseBodyOf(stream.response)!.attach({ write: () => true, end: () => cut.push('end'), destroy: (error) => cut.push(error.message) });
       assert.deepEqual(cut, ['the event stream ended before it was attached']);
+    });
+  });
+});
+
+describe('pacedSseResponse', () => {
+  /** A source over a list of frames that grows, as a thread reply's buffer does; counts what was taken. */
+  function paced() {
+    const clock = new ManualClock();
+    const frames: string[] = [];
+    let position = 0;
+    let ended = false;
+    let takes = 0;
+    let closes = 0;
+    let waiting: (() => void)[] = [];
+    const notify = (): void => {
+      const listeners = waiting;
+      waiting = [];
+      for (const listener of listeners) listener();
+    };
+    const response = pacedSseResponse(
+      {
+        take() {
+          takes += 1;
+          const text = frames.slice(position).join('');
+          position = frames.length;
+          return { bytes: text === '' ? undefined : new TextEncoder().encode(text), ended };
+        },
+        whenReady(listener) {
+          waiting.push(listener);
+          return () => (waiting = waiting.filter((other) => other !== listener));
+        },
+        close: () => (closes += 1),
+      },
+      { clock, heartbeatMs: 1000, headers: { 'content-type': 'text/event-stream' } },
+    );
+    return {
+      clock,
+      response,
+      send: (data: string) => {
+        frames.push(`data: ${data}\n\n`);
+        notify();
+      },
+      end: () => {
+        ended = true;
+        notify();
+      },
+      get takes() {
+        return takes;
+      },
+      get closes() {
+        return closes;
+      },
+      get waiting() {
+        return waiting.length;
+      },
+    };
+  }
+
+  it('is read as response.body: what is ready in one chunk, then each later frame as it comes, then the end', async () => {
+    const source = paced();
+    source.send('a');
+    source.send('b');
+    const reader = source.response.body!.getReader();
+    assert.equal(decoder.decode((await reader.read()).value), 'data: a\n\ndata: b\n\n');
+    const waiting = reader.read();
+    source.send('c');
+    assert.equal(decoder.decode((await waiting).value), 'data: c\n\n');
+    await source.clock.advance(1000);
+    assert.equal(decoder.decode((await reader.read()).value), ': heartbeat\n\n');
+    source.end();
+    assert.equal((await reader.read()).done, true);
+    assert.equal(source.closes, 1);
+    assert.deepEqual(source.clock.pending, [], 'the heartbeat is cancelled');
+  });
+
+  describe('written to an attached writer', () => {
+    function attached() {
+      const source = paced();
+      const written: string[] = [];
+      const events: string[] = [];
+      let room = Number.POSITIVE_INFINITY;
+      const body = sseBodyOf(source.response)!;
+      body.onDone(() => events.push('done'));
+      const attach = () =>
+        body.attach({
+          write: (bytes) => {
+            written.push(decoder.decode(bytes));
+            room -= 1;
+            return room > 0;
+          },
+          end: () => events.push('end'),
+          destroy: (error) => events.push(`destroy: ${error.message}`),
+        });
+      return { source, written, events, attach, setRoom: (writes: number) => (room = writes) };
+    }
+
+    it('writes what is ready at once and each later frame as it is sent, then ends', async () => {
+      const { source, written, events, attach } = attached();
+      source.send('ready');
+      attach();
+      assert.deepEqual(written, ['data: ready\n\n']);
+      source.send('next');
+      assert.deepEqual(written.slice(1), ['data: next\n\n'], 'written during the send, not later');
+      await source.clock.advance(1000);
+      assert.equal(written.at(-1), ': heartbeat\n\n');
+      source.end();
+      assert.deepEqual(events, ['end', 'done']);
+      assert.equal(source.closes, 1);
+      assert.deepEqual(source.clock.pending, []);
+    });
+
+    it('takes nothing while the connection is full, then everything sent meanwhile in one write when it drains', async () => {
+      const { source, written, events, attach, setRoom } = attached();
+      setRoom(1);
+      const delivery = attach();
+      source.send('fills it');
+      const takes = source.takes;
+      source.send('waits');
+      source.send('waits too');
+      await source.clock.advance(1000);
+      assert.equal(source.takes, takes, 'the frames stay in the source: no copy per slow client');
+      assert.deepEqual(written, ['data: fills it\n\n'], 'no heartbeat into a full connection either');
+      setRoom(Number.POSITIVE_INFINITY);
+      delivery.resume();
+      assert.deepEqual(written.slice(1), ['data: waits\n\ndata: waits too\n\n']);
+      source.end();
+      assert.deepEqual(events, ['end', 'done']);
+    });
+
+    it('stops waiting for the source when the client goes away, once', () => {
+      const { source, events, attach } = attached();
+      const delivery = attach();
+      assert.equal(source.waiting, 1);
+      delivery.cancel();
+      delivery.cancel();
+      assert.equal(source.waiting, 0);
+      assert.equal(source.closes, 1);
+      assert.deepEqual(events, ['done']);
+      assert.deepEqual(source.clock.pending, []);
+    });
+
+    it('cuts the connection at once when the body was cancelled before it was attached', async () => {
+      const { source, events, attach } = attached();
+      await source.response.body!.cancel();
+      attach();
+      assert.deepEqual(events, ['done', 'destroy: the event stream ended before it was attached']);
     });
   });
 });

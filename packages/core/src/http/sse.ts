@@ -99,14 +99,14 @@ export interface SseBody {
 
 const sseBodies = new WeakMap<Response, SseBody>();
 
-/** The body of a response `openSseStream` made, or undefined for any other response. */
+/** The body of a response `openSseStream` or `pacedSseResponse` made, or undefined for any other response. */
 export function sseBodyOf(response: Response): SseBody | undefined {
   return sseBodies.get(response);
 }
 
 const encoder = new TextEncoder();
-/** The comment line every stream sends each `heartbeatMs` (streams that read at their own pace send it themselves). */
-export const SSE_HEARTBEAT = encoder.encode(': heartbeat\n\n');
+/** The comment line every stream sends each `heartbeatMs`. */
+const SSE_HEARTBEAT = encoder.encode(': heartbeat\n\n');
 
 /**
  * Frames wait in `unread` until the consumer takes them: either a reader of `response.body` (a
@@ -268,6 +268,120 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       return closed;
     },
   };
+}
+
+/** What a stream read at its client's pace has ready: its frames (undefined when none) and whether it ends after them. */
+export interface PacedFrames {
+  bytes: Uint8Array | undefined;
+  ended: boolean;
+}
+
+/** Frames a client takes at its own pace (`pacedSseResponse`): nothing waits for it, nothing drops it. */
+export interface PacedSseSource {
+  /** Everything ready since the last take, as one run of frames. */
+  take(): PacedFrames;
+  /** Calls `listener` once, when more is ready or the stream has ended; the returned function forgets it. */
+  whenReady(listener: () => void): () => void;
+  /** The client has everything, or went away: called once. */
+  close(): void;
+}
+
+export interface PacedSseOptions {
+  clock: Clock;
+  heartbeatMs: number;
+  /** The answer's headers (an event-stream content type among them). */
+  headers: Record<string, string>;
+}
+
+/**
+ * A 200 answer streaming `source` to one client, which takes its frames when it can: what is
+ * ready goes out in one write, then the next once it is ready and the connection has room. The
+ * source keeps what the client has not taken (one buffer for every client of a thread reply), so a
+ * slow client costs no copy and is never dropped, unlike `openSseStream`'s. A heartbeat comment
+ * every `heartbeatMs` on the clock, as on every stream. Read as `response.body`, or written to an
+ * adapter's `SseWriter` (`sseBodyOf`): a frame then costs one socket write and no web stream.
+ */
+export function pacedSseResponse(source: PacedSseSource, options: PacedSseOptions): Response {
+  let writer: SseWriter | undefined;
+  /** The writer's connection is full: nothing is taken until it resumes. */
+  let writerFull = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  /** Forgets the wait for the next frames, when there is one. */
+  let stopWaiting: (() => void) | undefined;
+  let done = false;
+  const doneListeners: (() => void)[] = [];
+  const heartbeat = options.clock.setInterval(() => {
+    if (!writer) controller.enqueue(SSE_HEARTBEAT);
+    else if (!writerFull) writerFull = !writer.write(SSE_HEARTBEAT);
+  }, options.heartbeatMs);
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    heartbeat.cancel();
+    stopWaiting?.();
+    source.close();
+    for (const listener of doneListeners) listener();
+  };
+  /** Writes what is ready while the connection takes it, then waits for more (or ends). */
+  const deliver = (): void => {
+    stopWaiting?.();
+    stopWaiting = undefined;
+    while (!writerFull && !done) {
+      const frames = source.take();
+      if (frames.bytes) writerFull = !writer!.write(frames.bytes);
+      if (frames.ended) {
+        writer!.end();
+        finish();
+        return;
+      }
+      if (!frames.bytes) {
+        stopWaiting = source.whenReady(deliver);
+        return;
+      }
+    }
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(streamController) {
+        controller = streamController;
+      },
+      async pull() {
+        let frames = source.take();
+        while (!frames.bytes && !frames.ended) {
+          await new Promise<void>((resolve) => (stopWaiting = source.whenReady(resolve)));
+          frames = source.take();
+        }
+        if (frames.bytes) controller.enqueue(frames.bytes);
+        if (frames.ended) {
+          controller.close();
+          finish();
+        }
+      },
+      cancel: finish,
+    },
+    { highWaterMark: 0 },
+  );
+  const response = new Response(body, { status: 200, headers: options.headers });
+  sseBodies.set(response, {
+    attach(target) {
+      if (writer) throw new Error('an event stream is written to one connection');
+      writer = target;
+      if (done) target.destroy(new Error('the event stream ended before it was attached'));
+      else deliver();
+      return {
+        resume() {
+          writerFull = false;
+          if (!done) deliver();
+        },
+        cancel: finish,
+      };
+    },
+    onDone(listener) {
+      if (done) listener();
+      else doneListeners.push(listener);
+    },
+  });
+  return response;
 }
 
 /** The bytes of one frame; an `event` or `id` with a line break would end the frame early and is refused. */

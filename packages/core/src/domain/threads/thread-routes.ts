@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { ApiError } from '../../http/api-error';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
-import { SSE_HEARTBEAT, type SseSettings } from '../../http/sse';
-import type { Clock, Timer } from '../../ports/clock';
+import { pacedSseResponse, type SseSettings } from '../../http/sse';
+import type { Clock } from '../../ports/clock';
 import { pageQueryFields } from '../input/page-query';
 import {
   patchThreadBody,
@@ -223,44 +223,36 @@ const STREAM_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
+const encoder = new TextEncoder();
+
 /**
  * One subscriber of `stream` as SSE, from chunk `after` + 1: every frame carries its chunk number
- * as `id:` (what `Last-Event-ID` names), and `data: [DONE]` follows the last chunk. Frames waiting
- * are sent in one write. A heartbeat comment goes out every `heartbeatMs` on the clock, as on
- * every SSE stream of the server. The client going away only ends this
- * subscription.
+ * as `id:` (what `Last-Event-ID` names), and `data: [DONE]` follows the last chunk. The chunks
+ * appended while the client could not take them go out in one write, and a heartbeat comment every
+ * `heartbeatMs` on the clock, as on every SSE stream of the server. The client going away only
+ * ends this subscription.
  *
- * Pulled, not pushed (unlike `http/sse.ts`, whose writer drops a client that leaves 1 MiB unread):
- * every subscriber reads the stream's one shared buffer at its own pace, so replaying a long reply
- * to a rejoining client costs no copy per client and never drops it.
+ * Read at the client's pace (`pacedSseResponse`), not pushed (unlike `openSseStream`, which drops a
+ * client that leaves 1 MiB unread): every subscriber reads the stream's one shared buffer from its
+ * own position, so replaying a long reply to a rejoining client costs no copy per client and never
+ * drops it.
  */
 function subscriberResponse(stream: ThreadStream, after: number, clock: Clock, heartbeatMs: number): Response {
-  const leave = stream.subscribe();
-  const encoder = new TextEncoder();
   let next = after;
-  let heartbeat: Timer | undefined;
-  const close = (): void => {
-    heartbeat?.cancel();
-    leave();
-  };
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      heartbeat = clock.setInterval(() => controller.enqueue(SSE_HEARTBEAT), heartbeatMs);
+  return pacedSseResponse(
+    {
+      take() {
+        const read = stream.chunksAfter(next);
+        let text = '';
+        for (const chunk of read.chunks) text += `id: ${++next}\ndata: ${chunk}\n\n`;
+        if (read.ended) text += `id: ${next + 1}\ndata: [DONE]\n\n`;
+        return { bytes: text === '' ? undefined : encoder.encode(text), ended: read.ended };
+      },
+      whenReady: (listener) => stream.whenChanged(listener),
+      close: stream.subscribe(),
     },
-    async pull(controller) {
-      const read = await stream.read(next);
-      let text = '';
-      for (const chunk of read.chunks) text += `id: ${++next}\ndata: ${chunk}\n\n`;
-      if (read.ended) text += `id: ${next + 1}\ndata: [DONE]\n\n`;
-      if (text !== '') controller.enqueue(encoder.encode(text));
-      if (read.ended) {
-        close();
-        controller.close();
-      }
-    },
-    cancel: close,
-  });
-  return new Response(body, { status: 200, headers: STREAM_HEADERS });
+    { clock, heartbeatMs, headers: STREAM_HEADERS },
+  );
 }
 
 /** The chunk number a rejoining client has (0: none); 400 for anything but a decimal number. */

@@ -38,9 +38,8 @@ export class ThreadStream {
   private bytes = 0;
   private ended = false;
   private subscriberCount = 0;
-  /** Resolved (and replaced) at each append and at the end: what waiting subscribers await. */
-  private changed!: Promise<void>;
-  private wake!: () => void;
+  /** Called (and forgotten) at the next append or at the end: what waiting subscribers wait with. */
+  private waiting: (() => void)[] = [];
   readonly abort = new AbortController();
 
   constructor(
@@ -51,9 +50,7 @@ export class ThreadStream {
     readonly messageId: string,
     readonly model: { provider: string; model: string },
     readonly startedAt: string,
-  ) {
-    this.renew();
-  }
+  ) {}
 
   /** Adds chunks; false (and nothing added) once the buffer would pass `MAX_STREAM_BUFFER_BYTES`, unless `force`. */
   append(chunks: readonly UIMessageChunk[], force = false): boolean {
@@ -73,10 +70,27 @@ export class ThreadStream {
     this.notify();
   }
 
-  /** The chunks after number `after` (0: from the start), waiting for one when there is none yet. */
+  /** The chunks after number `after` (0: from the start) there are now; none when it has no more yet. */
+  chunksAfter(after: number): StreamRead {
+    return { first: after + 1, chunks: after < this.chunks.length ? this.chunks.slice(after) : [], ended: this.ended };
+  }
+
+  /** The chunks after number `after`, waiting for one when there is none yet. */
   async read(after: number): Promise<StreamRead> {
-    while (after >= this.chunks.length && !this.ended) await this.changed;
-    return { first: after + 1, chunks: this.chunks.slice(after), ended: this.ended };
+    while (after >= this.chunks.length && !this.ended) await new Promise<void>((resolve) => this.whenChanged(resolve));
+    return this.chunksAfter(after);
+  }
+
+  /**
+   * Calls `listener` once, synchronously, at the next append or at the end (so a subscriber writes
+   * a chunk as it is appended); the returned function forgets it.
+   */
+  whenChanged(listener: () => void): () => void {
+    this.waiting.push(listener);
+    return () => {
+      const index = this.waiting.indexOf(listener);
+      if (index !== -1) this.waiting.splice(index, 1);
+    };
   }
 
   /** Counts a subscriber until the returned function is called. */
@@ -104,13 +118,10 @@ export class ThreadStream {
   }
 
   private notify(): void {
-    const wake = this.wake;
-    this.renew();
-    wake();
-  }
-
-  private renew(): void {
-    this.changed = new Promise<void>((resolve) => (this.wake = resolve));
+    if (this.waiting.length === 0) return;
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const listener of waiting) listener();
   }
 }
 
