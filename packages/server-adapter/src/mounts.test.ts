@@ -10,7 +10,7 @@ import { runloomMiddleware } from './express';
 import { runloomFastify } from './fastify';
 import type { WebHandler } from './translate';
 import { waitUntil } from '../../../test/support/wait';
-import { type Answer, ApiError, type Exchange, jsonResponse, pacedSseResponse, route, Router } from '@runloom/core';
+import { type Answer, ApiError, type Exchange, jsonResponse, openSseStream, pacedSseResponse, route, Router, type SseCloseReason } from '@runloom/core';
 import { SystemClock } from '@runloom/core/node';
 
 const CHUNK_SIZE = 16 * 1024;
@@ -30,6 +30,8 @@ class ProbeHandler implements WebHandler {
   readonly lateSignalAborted = deferred<boolean>();
   /** How many times /events' source was asked for frames. */
   eventTakes = 0;
+  /** Why the event stream /late-events answered ended. */
+  readonly lateEventsClosed = deferred<SseCloseReason>();
 
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -62,6 +64,11 @@ class ProbeHandler implements WebHandler {
         return new Response(null, { status: 204 });
       case 'GET /events':
         return this.pacedEvents();
+      case 'GET /late-events':
+        // Answers an event stream only after the client has gone.
+        this.lateEntered.resolve();
+        await this.lateRelease.promise;
+        return openSseStream({ clock: new SystemClock(), onClose: (reason) => this.lateEventsClosed.resolve(reason) }).response;
       default:
         return Response.json({ error: 'no such probe' }, { status: 404 });
     }
@@ -312,6 +319,18 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
       response.resume();
       await once(response, 'end');
       assert.equal(received, STREAM_CHUNKS * CHUNK_SIZE);
+    });
+
+    it('cancels an event stream answered after its client left', async () => {
+      const serverResponse = nextResponse(server.server);
+      const request = http.get(`${server.url}/late-events`);
+      request.on('error', () => undefined);
+      await handler.lateEntered.promise;
+      const closed = once(await serverResponse, 'close');
+      request.destroy();
+      await closed;
+      handler.lateRelease.resolve();
+      assert.equal(await handler.lateEventsClosed.promise, 'client-gone');
     });
 
     it("aborts the request's signal when the client disconnects mid-request", async () => {

@@ -12,6 +12,7 @@ import {
   refuseDeclaredTooLarge,
   type SerializedJson,
   type SseBody,
+  type SseDelivery,
   sseBodyOf,
 } from '@runloom/core';
 
@@ -215,7 +216,7 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
     return;
   }
   const eventStream = sseBodyOf(response);
-  if (eventStream) return sendEventStream(res, response.status, head, eventStream);
+  if (eventStream) return sendEventStream(res, response, head, eventStream);
   const reader = response.body.getReader();
   const cancelOnDisconnect = (): void => {
     if (!res.writableFinished) reader.cancel(new Error('the client closed the connection')).catch(() => undefined);
@@ -262,9 +263,13 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
  * the writes that caused them, which Node would otherwise send first and the frames a tick later.
  * When the socket's buffer is full, frames wait in the stream (which drops a client too far
  * behind) until it drains. Resolves once the answer is complete or the client went away.
+ *
+ * The head and the first frames go out once the event loop has done the rest of this turn's work
+ * (`setImmediate`): requests the handler started leave first (a thread reply's vendor call, which
+ * Node writes only after all pending promise work, so writing this answer would otherwise delay
+ * it, and with it the reply's first delta), and nothing a client is waiting for comes after them.
  */
-function sendEventStream(res: ServerResponse, status: number, head: OutgoingHttpHeaders, body: SseBody): Promise<void> {
-  res.writeHead(status, head);
+function sendEventStream(res: ServerResponse, response: Response, head: OutgoingHttpHeaders, body: SseBody): Promise<void> {
   let corked = false;
   /** Frames written in one run of code go out in one write as soon as it ends, not a tick later. */
   const write = (bytes: Uint8Array): boolean => {
@@ -279,17 +284,25 @@ function sendEventStream(res: ServerResponse, status: number, head: OutgoingHttp
     return res.write(bytes);
   };
   return new Promise((resolve) => {
-    const delivery = body.attach({
-      write,
-      end: () => res.end(),
-      destroy: (error) => res.destroy(error),
-    });
-    const onDrain = (): void => delivery.resume();
-    res.on('drain', onDrain);
-    res.once('close', () => {
+    let delivery: SseDelivery | undefined;
+    const onDrain = (): void => delivery!.resume();
+    const onClose = (): void => {
       res.off('drain', onDrain);
-      if (!res.writableFinished) delivery.cancel();
+      // Gone before the stream was attached: it is cancelled as a reader would cancel it.
+      if (!delivery) response.body!.cancel().catch(() => undefined);
+      else if (!res.writableFinished) delivery.cancel();
       resolve();
+    };
+    setImmediate(() => {
+      if (res.destroyed) return onClose();
+      res.writeHead(response.status, head);
+      delivery = body.attach({
+        write,
+        end: () => res.end(),
+        destroy: (error) => res.destroy(error),
+      });
+      res.on('drain', onDrain);
+      res.once('close', onClose);
     });
   });
 }
