@@ -104,6 +104,56 @@ export function sseBodyOf(response: Response): SseBody | undefined {
   return sseBodies.get(response);
 }
 
+/**
+ * The side of a stream's body a server adapter sees (`SseBody`), one for `openSseStream` and
+ * `pacedSseResponse` alike: the one writer it may attach, whether that connection is full, and the
+ * listeners of the body's end. The stream says how it delivers (`deliver`: write what is ready) and
+ * how it stops when the client goes away (`cancel`).
+ */
+class AttachableSseBody implements SseBody {
+  writer: SseWriter | undefined;
+  /** The writer's connection is full: nothing more is written until the adapter resumes it. */
+  full = false;
+  done = false;
+  private readonly doneListeners: (() => void)[] = [];
+
+  constructor(
+    private readonly deliver: () => void,
+    private readonly cancel: () => void,
+  ) {}
+
+  attach(writer: SseWriter): SseDelivery {
+    if (this.writer) throw new Error('an event stream is written to one connection');
+    this.writer = writer;
+    if (this.done) writer.destroy(new Error('the event stream ended before it was attached'));
+    else this.deliver();
+    return {
+      resume: () => {
+        this.full = false;
+        if (!this.done) this.deliver();
+      },
+      cancel: this.cancel,
+    };
+  }
+
+  onDone(listener: () => void): void {
+    if (this.done) listener();
+    else this.doneListeners.push(listener);
+  }
+
+  /** Writes `bytes` to the attached writer, noting whether its connection is now full. */
+  write(bytes: Uint8Array): void {
+    this.full = !this.writer!.write(bytes);
+  }
+
+  /** The body is done, however it ended: its listeners run, once. */
+  markDone(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const listener of this.doneListeners) listener();
+  }
+}
+
 const encoder = new TextEncoder();
 /** The comment line every stream sends each `heartbeatMs`. */
 const SSE_HEARTBEAT = encoder.encode(': heartbeat\n\n');
@@ -121,20 +171,13 @@ export function openSseStream(options: SseStreamOptions): SseStream {
   let unreadBytes = 0;
   /** A read waiting for the next frame: its pull's promise. */
   let waitingRead: (() => void) | undefined;
-  let writer: SseWriter | undefined;
-  /** The writer's connection is full: frames wait until it resumes. */
-  let writerFull = false;
   let closed = false;
   let ended = false;
   let heartbeat: Timer | undefined;
-  let done = false;
-  const doneListeners: (() => void)[] = [];
-
-  const bodyDone = (): void => {
-    if (done) return;
-    done = true;
-    for (const listener of doneListeners) listener();
-  };
+  const attachable = new AttachableSseBody(
+    () => deliver(),
+    () => cancel(),
+  );
   const finish = (reason: SseCloseReason): void => {
     if (closed) return;
     closed = true;
@@ -146,29 +189,29 @@ export function openSseStream(options: SseStreamOptions): SseStream {
   const fail = (reason: SseCloseReason, message: string): void => {
     finish(reason);
     unread = [];
-    if (done) return;
+    if (attachable.done) return;
     const error = new Error(message);
-    if (writer) writer.destroy(error);
+    if (attachable.writer) attachable.writer.destroy(error);
     else controller.error(error);
-    bodyDone();
+    attachable.markDone();
   };
   const cancel = (): void => {
     finish('client-gone');
     unread = [];
-    bodyDone();
+    attachable.markDone();
   };
   const onAbort = (): void => fail('client-gone', 'the client went away');
   /** Hands what is unread to the consumer if it can take it, and completes the body once ended with nothing left. */
   const deliver = (): void => {
-    if (writer) {
-      while (!writerFull && unread.length > 0) {
+    if (attachable.writer) {
+      while (!attachable.full && unread.length > 0) {
         const bytes = unread.shift()!;
         unreadBytes -= bytes.byteLength;
-        writerFull = !writer.write(bytes);
+        attachable.write(bytes);
       }
       if (ended && unread.length === 0) {
-        writer.end();
-        bodyDone();
+        attachable.writer.end();
+        attachable.markDone();
       }
       return;
     }
@@ -176,7 +219,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
     if (unread.length > 0) handOver();
     else {
       controller.close();
-      bodyDone();
+      attachable.markDone();
     }
     const read = waitingRead;
     waitingRead = undefined;
@@ -212,7 +255,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
         if (unread.length > 0) handOver();
         else if (ended) {
           controller.close();
-          bodyDone();
+          attachable.markDone();
         } else return new Promise<void>((resolve) => (waitingRead = resolve));
         return undefined;
       },
@@ -236,25 +279,7 @@ export function openSseStream(options: SseStreamOptions): SseStream {
       'x-accel-buffering': 'no',
     },
   });
-  sseBodies.set(response, {
-    attach(target) {
-      if (writer) throw new Error('an event stream is written to one connection');
-      writer = target;
-      if (done) target.destroy(new Error('the event stream ended before it was attached'));
-      else deliver();
-      return {
-        resume() {
-          writerFull = false;
-          if (!done) deliver();
-        },
-        cancel,
-      };
-    },
-    onDone(listener) {
-      if (done) listener();
-      else doneListeners.push(listener);
-    },
-  });
+  sseBodies.set(response, attachable);
   return {
     response,
     send: (frame) => enqueue(frame instanceof Uint8Array ? frame : encodeSseFrame(frame)),
@@ -302,35 +327,33 @@ export interface PacedSseOptions {
  * adapter's `SseWriter` (`sseBodyOf`): a frame then costs one socket write and no web stream.
  */
 export function pacedSseResponse(source: PacedSseSource, options: PacedSseOptions): Response {
-  let writer: SseWriter | undefined;
-  /** The writer's connection is full: nothing is taken until it resumes. */
-  let writerFull = false;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   /** Forgets the wait for the next frames, when there is one. */
   let stopWaiting: (() => void) | undefined;
-  let done = false;
-  const doneListeners: (() => void)[] = [];
+  const attachable = new AttachableSseBody(
+    () => deliver(),
+    () => finish(),
+  );
   const heartbeat = options.clock.setInterval(() => {
-    if (!writer) controller.enqueue(SSE_HEARTBEAT);
-    else if (!writerFull) writerFull = !writer.write(SSE_HEARTBEAT);
+    if (!attachable.writer) controller.enqueue(SSE_HEARTBEAT);
+    else if (!attachable.full) attachable.write(SSE_HEARTBEAT);
   }, options.heartbeatMs);
   const finish = (): void => {
-    if (done) return;
-    done = true;
+    if (attachable.done) return;
     heartbeat.cancel();
     stopWaiting?.();
     source.close();
-    for (const listener of doneListeners) listener();
+    attachable.markDone();
   };
   /** Writes what is ready while the connection takes it, then waits for more (or ends). */
   const deliver = (): void => {
     stopWaiting?.();
     stopWaiting = undefined;
-    while (!writerFull && !done) {
+    while (!attachable.full && !attachable.done) {
       const frames = source.take();
-      if (frames.bytes) writerFull = !writer!.write(frames.bytes);
+      if (frames.bytes) attachable.write(frames.bytes);
       if (frames.ended) {
-        writer!.end();
+        attachable.writer!.end();
         finish();
         return;
       }
@@ -362,25 +385,7 @@ export function pacedSseResponse(source: PacedSseSource, options: PacedSseOption
     { highWaterMark: 0 },
   );
   const response = new Response(body, { status: 200, headers: options.headers });
-  sseBodies.set(response, {
-    attach(target) {
-      if (writer) throw new Error('an event stream is written to one connection');
-      writer = target;
-      if (done) target.destroy(new Error('the event stream ended before it was attached'));
-      else deliver();
-      return {
-        resume() {
-          writerFull = false;
-          if (!done) deliver();
-        },
-        cancel: finish,
-      };
-    },
-    onDone(listener) {
-      if (done) listener();
-      else doneListeners.push(listener);
-    },
-  });
+  sseBodies.set(response, attachable);
   return response;
 }
 
