@@ -251,13 +251,9 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
 
     it('streams a response to a slow reader, producing only as fast as the client reads', async () => {
-      const serverResponse = nextResponse(server.server);
-      const response = await rawRequest(`${server.url}/stream`);
-      response.pause();
       // The socket buffers fill, then the adapter stops reading the stream and waits for 'drain'
       // (which a paused client never causes): what was produced by then is all that will be.
-      const res = await serverResponse;
-      await waitUntil(() => res.writableNeedDrain, 'the response to fill the socket buffers');
+      const { response, res } = await pausedTillFull(server, '/stream');
       assert.ok(res.listenerCount('drain') > 0, 'the adapter keeps writing into a full response instead of waiting for drain');
       const producedWhilePaused = handler.produced;
       assert.ok(producedWhilePaused < STREAM_CHUNKS / 2, `produced ${producedWhilePaused} chunks for a paused reader`);
@@ -307,11 +303,7 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
 
     it('writes an event stream read at its client’s pace only as fast as the client reads', async () => {
-      const serverResponse = nextResponse(server.server);
-      const response = await rawRequest(`${server.url}/events`);
-      response.pause();
-      const res = await serverResponse;
-      await waitUntil(() => res.writableNeedDrain, 'the response to fill the socket buffers');
+      const { response } = await pausedTillFull(server, '/events');
       const takenWhilePaused = handler.eventTakes;
       assert.ok(takenWhilePaused < STREAM_CHUNKS / 2, `took ${takenWhilePaused} frames for a paused reader`);
       let received = 0;
@@ -514,6 +506,16 @@ async function readAll(response: IncomingMessage): Promise<string> {
 }
 
 /** The response object of the next request the server receives. */
+/** Requests `path` and reads none of the answer: resolves once the server's response has filled the socket buffers. */
+async function pausedTillFull(server: Mounted, path: string): Promise<{ response: IncomingMessage; res: ServerResponse }> {
+  const serverResponse = nextResponse(server.server);
+  const response = await rawRequest(`${server.url}${path}`);
+  response.pause();
+  const res = await serverResponse;
+  await waitUntil(() => res.writableNeedDrain, 'the response to fill the socket buffers');
+  return { response, res };
+}
+
 function nextResponse(server: http.Server): Promise<ServerResponse> {
   return new Promise((resolve) => server.once('request', (_request: IncomingMessage, response: ServerResponse) => resolve(response)));
 }

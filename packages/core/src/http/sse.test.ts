@@ -16,6 +16,30 @@ function open(options: Partial<SseStreamOptions> = {}) {
   return { clock, stream, reader, read, reasons };
 }
 
+/**
+ * A server adapter's view of `response`'s body (`sseBodyOf`): `attach` connects a writer that records
+ * what it is given and takes `setRoom` more writes before its connection is full; `events` records
+ * the end, a cut and the body's being done, in order.
+ */
+function recordingAdapter(response: Response) {
+  const written: string[] = [];
+  const events: string[] = [];
+  let room = Number.POSITIVE_INFINITY;
+  const body = sseBodyOf(response)!;
+  body.onDone(() => events.push('done'));
+  const attach = () =>
+    body.attach({
+      write: (bytes) => {
+        written.push(decoder.decode(bytes));
+        room -= 1;
+        return room > 0;
+      },
+      end: () => events.push('end'),
+      destroy: (error) => events.push(`destroy: ${error.message}`),
+    });
+  return { written, events, attach, setRoom: (writes: number) => (room = writes) };
+}
+
 describe('openSseStream', () => {
   it('encodes a frame with its event, its id and one data line per line of text', () => {
     assert.equal(decoder.decode(encodeSseFrame({ event: 'e', id: 7, data: 'one\ntwo\r\nthree' })), 'event: e\nid: 7\ndata: one\ndata: two\ndata: three\n\n');
@@ -82,21 +106,8 @@ describe('openSseStream', () => {
   describe('written to an attached writer (how the server adapter delivers it)', () => {
     function attached(options: Partial<SseStreamOptions> = {}) {
       const opened = open(options);
-      const written: string[] = [];
-      const events: string[] = [];
-      let room = Number.POSITIVE_INFINITY;
-      const body = sseBodyOf(opened.stream.response)!;
-      body.onDone(() => events.push('done'));
-      const delivery = body.attach({
-        write: (bytes) => {
-          written.push(decoder.decode(bytes));
-          room -= 1;
-          return room > 0;
-        },
-        end: () => events.push('end'),
-        destroy: (error) => events.push(`destroy: ${error.message}`),
-      });
-      return { ...opened, written, events, delivery, setRoom: (frames: number) => (room = frames) };
+      const { attach, ...adapter } = recordingAdapter(opened.stream.response);
+      return { ...opened, ...adapter, delivery: attach() };
     }
 
     it('is the body of the streams openSseStream makes only', () => {
@@ -235,22 +246,7 @@ describe('pacedSseResponse', () => {
   describe('written to an attached writer', () => {
     function attached() {
       const source = paced();
-      const written: string[] = [];
-      const events: string[] = [];
-      let room = Number.POSITIVE_INFINITY;
-      const body = sseBodyOf(source.response)!;
-      body.onDone(() => events.push('done'));
-      const attach = () =>
-        body.attach({
-          write: (bytes) => {
-            written.push(decoder.decode(bytes));
-            room -= 1;
-            return room > 0;
-          },
-          end: () => events.push('end'),
-          destroy: (error) => events.push(`destroy: ${error.message}`),
-        });
-      return { source, written, events, attach, setRoom: (writes: number) => (room = writes) };
+      return { source, ...recordingAdapter(source.response) };
     }
 
     it('writes what is ready at once and each later frame as it is sent, then ends', async () => {
