@@ -212,8 +212,8 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       summary: 'The output as plain text: streamed as it comes while the execution runs, whole once it has finished',
       params: executionParams,
       responses: { 200: { description: 'the output (UTF-8 text)', contentType: 'text/plain' }, 404: noExecution },
-      handle: async ({ principal, params, request }) => {
-        const events = await executions.follow(principal.accountId, params.workspaceId, params.trigger, params.runId, request.signal);
+      handle: async ({ principal, params, signal }) => {
+        const events = await executions.follow(principal.accountId, params.workspaceId, params.trigger, params.runId, signal);
         return new Response(outputStream(events), {
           status: 200,
           headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
@@ -234,10 +234,10 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
         },
         404: noExecution,
       },
-      handle: async ({ principal, params, request }) => {
+      handle: async ({ principal, params, signal }) => {
         const controller = new AbortController();
-        const events = await executions.follow(principal.accountId, params.workspaceId, params.trigger, params.runId, AbortSignal.any([request.signal, controller.signal]));
-        const stream = openSseStream({ ...sse, clock, signal: request.signal, onClose: () => controller.abort() });
+        const events = await executions.follow(principal.accountId, params.workspaceId, params.trigger, params.runId, AbortSignal.any([signal, controller.signal]));
+        const stream = openSseStream({ ...sse, clock, signal, onClose: () => controller.abort() });
         void (async () => {
           let id = 0;
           for await (const event of events) {

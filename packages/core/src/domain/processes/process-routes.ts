@@ -127,7 +127,7 @@ export function processRoutes(processes: ProcessRunService, clock: Clock, sse: S
       summary: 'Server-sent events: the run now (process.run.updated), then task.updated and process.run.updated as they happen; ends when the run is succeeded or cancelled',
       params: processRunParams,
       responses: { 200: { description: 'an event stream', contentType: 'text/event-stream' }, 404: notFound },
-      handle: async ({ principal, params, request }) => {
+      handle: async ({ principal, params, signal }) => {
         const { workspaceId, runId } = params;
         // Changes that land while the history is read wait here, in order, until the stream opens.
         const pending: WorkspaceEvent[] = [];
@@ -137,7 +137,7 @@ export function processRoutes(processes: ProcessRunService, clock: Clock, sse: S
           subscription.unsubscribe();
           throw error;
         });
-        const stream = openSseStream({ ...sse, clock, signal: request.signal, onClose: () => subscription.unsubscribe() });
+        const stream = openSseStream({ ...sse, clock, signal, onClose: () => subscription.unsubscribe() });
         let id = 0;
         const send = (event: WorkspaceEvent): void => {
           stream.send({ event: event.type, id: ++id, data: JSON.stringify(event) });

@@ -163,8 +163,8 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
         204: { description: 'no reply is streaming on this thread' },
         404: { description: 'no such workspace in this account', schema: apiErrorBody },
       },
-      handle: async ({ principal, params, query, request }) => {
-        const after = lastEventId(request.headers.get('last-event-id'));
+      handle: async ({ principal, params, query, header }) => {
+        const after = lastEventId(header('last-event-id'));
         const stream = await streams.active(principal.accountId, params.workspaceId, query.threadId);
         return stream ? streamResponse(stream, after) : { status: 204 };
       },

@@ -52,14 +52,14 @@ export function workspaceEventsRoutes({ workspaces, events, clock, sse, logger }
           contentType: 'text/event-stream',
         },
       },
-      handle: async ({ principal, params, query, request }) => {
+      handle: async ({ principal, params, query, header, signal }) => {
         await workspaces.require(principal.accountId, params.workspaceId);
-        const after = lastEventIdHeader(request.headers.get('last-event-id')) ?? query.lastEventId;
+        const after = lastEventIdHeader(header('last-event-id')) ?? query.lastEventId;
         let subscription: { unsubscribe(): void } | undefined;
         const stream = openSseStream({
           ...sse,
           clock,
-          signal: request.signal,
+          signal,
           onClose: (reason) => {
             subscription?.unsubscribe();
             // The client reconnects with its last id and is replayed what it missed.
