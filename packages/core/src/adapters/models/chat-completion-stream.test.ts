@@ -85,6 +85,13 @@ describe('decodeChatCompletionStream', () => {
     }
   });
 
+  it("drops a byte order mark that starts the stream and keeps one in the text, wherever a read cuts", async () => {
+    const bytes = new TextEncoder().encode(`\uFEFF${chunk({ content: 'a\uFEFFb' })}${chunk({}, 'stop')}`);
+    const mark = bytes.indexOf(0xef, 3);
+    const events = await decode([bytes.slice(0, mark), bytes.slice(mark)]);
+    assert.deepEqual(events[0], { type: 'text-delta', text: 'a\uFEFFb' });
+  });
+
   it('assembles tool calls sent in pieces (OpenAI) or whole (Groq, Mistral), with usage from x_groq or the finishing chunk', async () => {
     const pieces = await decode([
       chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),

@@ -30,7 +30,9 @@ async function* sseDataByRead(body: ReadableStream<Uint8Array>): AsyncGenerator<
  * than decoding whole text (0.16 against 0.02 µs per vendor delta).
  */
 class Utf8Reads {
-  private readonly decoder = new TextDecoder();
+  /** A byte order mark is the stream's only at its start (dropped there, as SSE says), text's anywhere else. */
+  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  private started = false;
   private cut: Uint8Array | undefined;
 
   decode(read: Uint8Array): string {
@@ -43,7 +45,10 @@ class Utf8Reads {
     }
     const end = wholeCharactersEnd(bytes);
     if (end < bytes.length) this.cut = bytes.slice(end);
-    return this.decoder.decode(bytes.subarray(0, end));
+    const text = this.decoder.decode(bytes.subarray(0, end));
+    if (this.started || text === '') return text;
+    this.started = true;
+    return text.startsWith('\uFEFF') ? text.slice(1) : text;
   }
 }
 
