@@ -177,8 +177,9 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
       throw error;
     }
     try {
-      // The file is durable: its descriptor is closed while it is moved into place.
-      await Promise.all([handle.close(), moveIntoPlace(temp, target, exclusive)]);
+      // The file is durable: its descriptor is closed while it is moved into place, and a close
+      // failing then (its data already synced) does not make a write that landed look failed.
+      await Promise.all([handle.close().catch(() => undefined), moveIntoPlace(temp, target, exclusive)]);
     } catch (error) {
       await rm(temp, { force: true });
       throw fsError(error, path);
