@@ -116,15 +116,7 @@ class NodeExchange implements Exchange {
   }
 
   header(name: string): string | null {
-    const raw = this.req.rawHeaders;
-    let value: string | null = null;
-    for (let index = 0; index < raw.length; index += 2) {
-      const candidate = raw[index]!;
-      if (candidate.length === name.length && candidate.toLowerCase() === name) {
-        value = value === null ? raw[index + 1]! : `${value}, ${raw[index + 1]!}`;
-      }
-    }
-    return value;
+    return rawHeader(this.req, name, true);
   }
 
   readText(limit: number): Promise<string> {
@@ -310,8 +302,7 @@ function sendEventStream(res: ServerResponse, response: Response, head: Outgoing
 function requestUrl(req: IncomingMessage, target: string | undefined, trustProxy: boolean): string {
   const path = target?.startsWith('/') ? target : `/${target ?? ''}`;
   let scheme = (req.socket as TLSSocket).encrypted ? 'https' : 'http';
-  // From the raw headers: `req.headers` builds an object of every header on first read.
-  let host = firstRawHeader(req, 'host');
+  let host = rawHeader(req, 'host', false) ?? undefined;
   if (trustProxy) {
     const forwardedProto = firstValue(req.headers['x-forwarded-proto'])?.toLowerCase();
     if (forwardedProto === 'http' || forwardedProto === 'https') scheme = forwardedProto;
@@ -341,13 +332,21 @@ function localHost(req: IncomingMessage): string {
 }
 
 /** The first value of the header `name` (lower case), as `req.headers` keeps it for Host. */
-function firstRawHeader(req: IncomingMessage, name: string): string | undefined {
+/**
+ * A request header by lower-case name, read from the raw headers (`req.headers` builds an object of
+ * every header on first read): its first value, or with `joined` all of them joined by ", " as web
+ * `Headers.get` answers; null without one.
+ */
+function rawHeader(req: IncomingMessage, name: string, joined: boolean): string | null {
   const raw = req.rawHeaders;
+  let value: string | null = null;
   for (let index = 0; index < raw.length; index += 2) {
     const candidate = raw[index]!;
-    if (candidate.length === name.length && candidate.toLowerCase() === name) return raw[index + 1];
+    if (candidate.length !== name.length || candidate.toLowerCase() !== name) continue;
+    if (!joined) return raw[index + 1]!;
+    value = value === null ? raw[index + 1]! : `${value}, ${raw[index + 1]!}`;
   }
-  return undefined;
+  return value;
 }
 
 function firstValue(header: string | string[] | undefined): string | undefined {
@@ -357,8 +356,8 @@ function firstValue(header: string | string[] | undefined): string | undefined {
 
 /** HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. */
 function mayHaveBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  const length = rawHeader(req, 'content-length', false);
+  return rawHeader(req, 'transfer-encoding', false) !== null || (length !== null && length !== '0');
 }
 
 /**
