@@ -79,16 +79,45 @@ export async function openVendorStream(source: VendorStreamSource, request: Mode
   return afterFirstTaken(decodeStream(first.body), firstEventTaken);
 }
 
-/** `events`, calling `taken` once the caller has taken the first, or when the iteration ends before. */
-async function* afterFirstTaken<T>(events: AsyncIterable<T>, taken: () => void): AsyncGenerator<T> {
-  try {
-    for await (const event of events) {
-      yield event;
-      taken();
-    }
-  } finally {
+/**
+ * `events`, calling `taken` once the caller has taken the first (it asks for the next, or stops),
+ * or when the iteration ends before. After that, each `next` is the decoder's own, adding no
+ * promise per event.
+ */
+function afterFirstTaken<T>(events: AsyncIterable<T>, taken: () => void): AsyncIterable<T> {
+  const inner = events[Symbol.asyncIterator]();
+  let firstAsked = false;
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
     taken();
-  }
+  };
+  const iterator: AsyncIterator<T> = {
+    next: () => {
+      if (released) return inner.next();
+      if (firstAsked) {
+        release();
+        return inner.next();
+      }
+      firstAsked = true;
+      return inner.next().then(
+        (result) => {
+          if (result.done === true) release();
+          return result;
+        },
+        (error: unknown) => {
+          release();
+          throw error;
+        },
+      );
+    },
+    return: (value?: unknown) => {
+      release();
+      return inner.return ? inner.return(value) : Promise.resolve({ done: true as const, value });
+    },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
 }
 
 /** Reports the call warnings of the SDK's stream over an empty body (its first part), then cancels it. */
