@@ -187,6 +187,21 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
     afterEach(() => server.close());
 
+    /**
+     * Requests `path`, whose route waits for `lateRelease`, and leaves while it waits; releases the
+     * route once the server has seen the client go.
+     */
+    async function leaveWhileTheRouteWaits(path: string): Promise<void> {
+      const serverResponse = nextResponse(server.server);
+      const request = http.get(`${server.url}${path}`);
+      request.on('error', () => undefined);
+      await handler.lateEntered.promise;
+      const closed = once(await serverResponse, 'close');
+      request.destroy();
+      await closed;
+      handler.lateRelease.resolve();
+    }
+
     if (entry === 'native dispatch') {
       it('reads a body as text without its BOM, and repeated headers joined as Headers.get joins them', async () => {
         const request = http.request(`${server.url}/text`, { method: 'POST', headers: { 'content-type': 'text/plain' } });
@@ -314,14 +329,7 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
 
     it('cancels an event stream answered after its client left', async () => {
-      const serverResponse = nextResponse(server.server);
-      const request = http.get(`${server.url}/late-events`);
-      request.on('error', () => undefined);
-      await handler.lateEntered.promise;
-      const closed = once(await serverResponse, 'close');
-      request.destroy();
-      await closed;
-      handler.lateRelease.resolve();
+      await leaveWhileTheRouteWaits('/late-events');
       assert.equal(await handler.lateEventsClosed.promise, 'client-gone');
     });
 
@@ -334,15 +342,8 @@ for (const [name, mount] of Object.entries(mounts)) for (const [entry, makeHandl
     });
 
     it('gives an already aborted signal to a route that first looks after the client left', async () => {
-      const serverResponse = nextResponse(server.server);
-      const request = http.get(`${server.url}/late`);
-      request.on('error', () => undefined);
-      await handler.lateEntered.promise;
-      const closed = once(await serverResponse, 'close');
-      request.destroy();
       // The server has seen the client go before the route looks.
-      await closed;
-      handler.lateRelease.resolve();
+      await leaveWhileTheRouteWaits('/late');
       assert.equal(await handler.lateSignalAborted.promise, true);
     });
   });
