@@ -22,7 +22,7 @@ type CommonJsWrapper = (exports: unknown, require: NodeJS.Require, module: Modul
 const scripts = new Map<string, Script>();
 
 /** Where the code cache of `bundle` is. */
-export function codeCacheFile(bundle: string): string {
+function codeCacheFile(bundle: string): string {
   return `${bundle}.codecache`;
 }
 
@@ -60,11 +60,8 @@ export function codeCacheAccepted(bundle: string): boolean | undefined {
  * Writes the code cache of every bundle this process loaded: what V8 has compiled of it so far, so
  * call it once the work the cache is for (a server's start) has run.
  */
-export function writeCodeCaches(): string[] {
-  return [...scripts].map(([bundle, script]) => {
-    writeFileSync(codeCacheFile(bundle), script.createCachedData());
-    return codeCacheFile(bundle);
-  });
+export function writeCodeCaches(): void {
+  for (const [bundle, script] of scripts) writeFileSync(codeCacheFile(bundle), script.createCachedData());
 }
 
 /** The code cache of `bundle`, if it can be read: without one, the bundle compiles as usual. */
