@@ -8,6 +8,7 @@ import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
 import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
+import { VersionedTexts } from '../storage/versioned-texts';
 import {
   formatRunnableConfig,
   type ParsedRunnableConfig,
@@ -32,8 +33,6 @@ import {
 const UPDATE_ATTEMPTS = 5;
 /** Runnables whose JSON is kept (see `RunnableService.json`); at ~1 KB each, about 1 MB. */
 const JSON_CACHE_ENTRIES = 1024;
-/** Characters of list JSON kept (see `RunnableService.listJson`): about 8 MB. */
-const LIST_CACHE_CHARS = 8 * 1024 * 1024;
 
 /** A validated configuration, ready to store. */
 interface StoredConfig {
@@ -55,16 +54,8 @@ export class RunnableService {
    * its revision, so an entry never goes stale, and lists answer the same records again and again.
    */
   private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
-  /**
-   * The JSON of lists recently answered, by account and filter, with the collection version they
-   * were read at: any write to the runnables moves the version, so an entry is answered only while
-   * the store would answer the same list. Stores shared with other processes give no version, and
-   * then nothing is kept.
-   */
-  private readonly listTexts = new LRUCache<string, { version: number; text: string }>({
-    maxSize: LIST_CACHE_CHARS,
-    sizeCalculation: (entry, key) => entry.text.length + key.length,
-  });
+  /** The JSON of lists recently answered, by account and filter, while no runnable was written since. */
+  private readonly listTexts = new VersionedTexts();
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -105,16 +96,10 @@ export class RunnableService {
 
   /** `list` as the JSON text of the array, each runnable's JSON made once per revision. */
   async listJson(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<string> {
-    // Read before the query: a write landing meanwhile moves it, so what is kept below under the
-    // older version is never answered.
-    const version = this.runnables.collectionVersion();
-    const key = version === undefined ? undefined : listKey(accountId, filter);
-    const kept = key === undefined ? undefined : this.listTexts.get(key);
-    if (kept !== undefined && kept.version === version) return kept.text;
-    const docs = await this.findDocs(accountId, filter);
-    const text = `[${docs.map((doc) => this.json(doc)).join(',')}]`;
-    if (key !== undefined) this.listTexts.set(key, { version: version!, text });
-    return text;
+    return this.listTexts.keptUnder(listKey(accountId, filter), this.runnables.collectionVersion(), async () => {
+      const docs = await this.findDocs(accountId, filter);
+      return `[${docs.map((doc) => this.json(doc)).join(',')}]`;
+    });
   }
 
   /** `get` as JSON text. */
