@@ -4,13 +4,22 @@ import { ApiError } from './api-error';
 import { route } from './route';
 import { jsonResponse } from './http-result';
 import { MAX_JSON_DEPTH } from '../domain/input/json-depth';
-import { type RequestObserver, Router } from './router';
+import { type RequestObserver, Router, type RouterOptions } from './router';
 import { openSseStream, sseBodyOf } from './sse';
 import { ManualClock } from '../testing/manual-clock';
 
 const seen: Parameters<RequestObserver['onRequest']>[0][] = [];
 /** Whether the streamed /file body was cancelled, and how many chunks of it were produced. */
 const fileStream = { cancelled: false, produced: 0 };
+
+/** Router options for route tables made in a test: every request is account acct-a's, nothing is observed. */
+const ONE_ACCOUNT: RouterOptions = {
+  basePath: '',
+  jsonBodyLimitBytes: 1024,
+  rateLimit: 0,
+  authenticate: async () => ({ accountId: 'acct-a', clientId: 'client-a' }),
+  observer: { onRequest: () => undefined },
+};
 
 function makeRouter(overrides: { basePath?: string; rateLimit?: number } = {}): Router {
   const routes = [
@@ -293,7 +302,7 @@ describe('Router', () => {
           },
         }),
       ],
-      { basePath: '', jsonBodyLimitBytes: 1024, rateLimit: 0, authenticate: async () => ({ accountId: 'acct-a', clientId: 'client-a' }), observer: { onRequest: () => undefined } },
+      ONE_ACCOUNT,
     );
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream', 'content-length': '3' };
     const answer = await router.dispatch({
@@ -324,7 +333,7 @@ describe('Router', () => {
           handle: async () => openSseStream({ clock: new ManualClock() }).response,
         }),
       ],
-      { basePath: '', jsonBodyLimitBytes: 1024, rateLimit: 0, authenticate: async () => ({ accountId: 'acct-a', clientId: 'client-a' }), observer: { onRequest: () => undefined } },
+      ONE_ACCOUNT,
     );
     const read = await router.handle(new Request('http://runloom.test/events'));
     const attached = await router.handle(new Request('http://runloom.test/events'));
@@ -353,9 +362,8 @@ describe('Router', () => {
   it('refuses a route table with a method and path twice, whatever its parameters are named, when it is made', () => {
     const thing = (path: string) =>
       route({ method: 'GET', path, summary: 'a thing', tag: 'test', responses: { 200: { description: 'ok' } }, handle: async () => ({ status: 200, body: {} }) });
-    const options = { basePath: '', jsonBodyLimitBytes: 1024, rateLimit: 0, authenticate: async () => ({ accountId: 'a', clientId: 'c' }), observer: { onRequest() {} } };
-    assert.throws(() => new Router([thing('/v1/thing/{id}'), thing('/v1/thing/{name}')], options), /duplicate route GET \/v1\/thing\/\{name\}/);
-    assert.doesNotThrow(() => new Router([thing('/v1/thing/{id}'), thing('/v1/thing/mine')], options));
+    assert.throws(() => new Router([thing('/v1/thing/{id}'), thing('/v1/thing/{name}')], ONE_ACCOUNT), /duplicate route GET \/v1\/thing\/\{name\}/);
+    assert.doesNotThrow(() => new Router([thing('/v1/thing/{id}'), thing('/v1/thing/mine')], ONE_ACCOUNT));
   });
 });
 
