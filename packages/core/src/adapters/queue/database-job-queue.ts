@@ -194,10 +194,12 @@ export class DatabaseJobQueue implements JobQueue {
     // becomes durable: whatever the attempt writes is durable only along with it (the store keeps
     // write order), and the enqueue still resolves only once the job is durable.
     let executing = false;
-    const startHere = (): void => {
-      if (!this.started || this.hold?.holder !== stored.worker) return;
+    /** Starts the claimed job here unless this worker has stopped or lost its hold since; says whether it did. */
+    const startHere = (): boolean => {
+      if (!this.started || this.hold?.holder !== stored.worker) return false;
       executing = true;
       this.execute(stored, state!);
+      return true;
     };
     let inserted: boolean;
     try {
@@ -212,11 +214,10 @@ export class DatabaseJobQueue implements JobQueue {
       if (inserted) this.offer(stored);
     } else if (!inserted) {
       this.release(state);
-    } else if (!executing) {
-      // Not started when the insert applied (a store wrapped without passing `onApplied` on), or
+    } else if (!executing && !startHere()) {
+      // Not started when the insert applied (a store wrapped without passing `onApplied` on), and
       // claimed as a worker that has lost its hold since: then the job is handed back.
-      if (this.started && this.hold?.holder === stored.worker) this.execute(stored, state);
-      else await this.handBack(stored, state);
+      await this.handBack(stored, state);
     }
     return stored.id;
   }
