@@ -6,7 +6,7 @@ import { DomainError, type ErrorDetail } from '../errors';
 import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { ContentHasher } from '../../ports/content-hasher';
-import { Database, WriteConflictError, type Where, type WriteOp } from '../../ports/database';
+import { Database, WriteConflictError, type Query, type Where, type WriteOp } from '../../ports/database';
 import { IdGenerator } from '../../ports/id-generator';
 import { VersionedTexts } from '../storage/versioned-texts';
 import {
@@ -54,7 +54,7 @@ export class RunnableService {
    * its revision, so an entry never goes stale, and lists answer the same records again and again.
    */
   private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
-  /** The JSON of lists recently answered, by account and filter, while no runnable was written since. */
+  /** The JSON of lists recently answered, by account and query, while no runnable was written since. */
   private readonly listTexts = new VersionedTexts();
 
   constructor(
@@ -91,13 +91,15 @@ export class RunnableService {
 
   /** The account's runnables, oldest first, filtered by type and by tags (all must be present). */
   async list(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<Runnable[]> {
-    return (await this.findDocs(accountId, filter)).map(toRunnable);
+    return (await this.runnables.find(accountId, listQuery(filter))).map(toRunnable);
   }
 
   /** `list` as the JSON text of the array, each runnable's JSON made once per revision. */
   async listJson(accountId: string, filter: Partial<ListRunnablesQuery> = {}): Promise<string> {
-    return this.listTexts.keptUnder(listKey(accountId, filter), this.runnables.collectionVersion(), async () => {
-      const docs = await this.findDocs(accountId, filter);
+    const query = listQuery(filter);
+    // Keyed by the query itself, so a filter field it reads is always part of the key.
+    return this.listTexts.keptUnder(JSON.stringify([accountId, query]), this.runnables.collectionVersion(), async () => {
+      const docs = await this.runnables.find(accountId, query);
       return `[${docs.map((doc) => this.json(doc)).join(',')}]`;
     });
   }
@@ -181,13 +183,6 @@ export class RunnableService {
     return docs.map(toRunnableVersion);
   }
 
-  private findDocs(accountId: string, filter: Partial<ListRunnablesQuery>): Promise<RunnableDoc[]> {
-    const where: Where = {};
-    if (filter.type) where.config_content_type = filter.type;
-    if (filter.tags?.length) where.tags = { hasAll: filter.tags };
-    return this.runnables.find(accountId, { where, limit: filter.limit, offset: filter.offset });
-  }
-
   private json(doc: RunnableDoc): string {
     const key = `${doc.id} ${doc.revision}`;
     let text = this.jsonTexts.get(key);
@@ -259,9 +254,12 @@ export class RunnableService {
   }
 }
 
-/** What tells one list of an account from another: every field of the filter `findDocs` reads. */
-function listKey(accountId: string, { type, tags, limit, offset }: Partial<ListRunnablesQuery>): string {
-  return JSON.stringify([accountId, type, tags?.length ? tags : undefined, limit, offset]);
+/** The store query of a list: by type, by tags (all must be present), paged. */
+function listQuery(filter: Partial<ListRunnablesQuery>): Query {
+  const where: Where = {};
+  if (filter.type) where.config_content_type = filter.type;
+  if (filter.tags?.length) where.tags = { hasAll: filter.tags };
+  return { where, limit: filter.limit, offset: filter.offset };
 }
 
 function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
