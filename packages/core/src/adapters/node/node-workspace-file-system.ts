@@ -381,6 +381,8 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
    */
   private async locate(given: string, meaning: 'entry' | 'directory'): Promise<Located> {
     const path = workspacePath(given, meaning);
+    // The root ('') is the workspace itself, not a name to refuse.
+    if (path !== '') this.refuseOnDisk(path);
     return { path, ...(await this.realTarget(path)) };
   }
 
@@ -416,10 +418,12 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
     if (!fitsOnDisk(path, nodePath.join(this.localRoot, path))) throw new WorkspacePathError(path, 'it is too long for this file system: shorten it');
   }
 
-  /** Where `path` is on disk (see `locate`); errors name `reported`, the path asked about. */
+  /**
+   * Where `path` is on disk (see `locate`); errors name `reported`, the path asked about. Every
+   * caller has passed `path`, or a path under it, through `refuseOnDisk` already.
+   */
   private async realTarget(path: string, reported = path): Promise<{ target: string; missing: number }> {
     if (path === '') return { target: this.localRoot, missing: 0 };
-    this.refuseOnDisk(path);
     const rest: string[] = [];
     let candidate = nodePath.join(this.localRoot, path);
     for (;;) {
