@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { MemoryDatabase } from '../../adapters/memory/memory-database';
 import type { Database } from '../../ports/database';
+import { DomainError } from '../errors';
 import { KeptRecords } from './kept-records';
 import { type AccountRecord, Repository } from './repository';
 
@@ -39,6 +40,17 @@ describe('KeptRecords', () => {
     assert.equal((await kept.get('acct-a', 'n1'))?.text, 'first');
     assert.equal(await kept.get('acct-b', 'n1'), undefined);
     assert.equal((await kept.get('acct-a', 'n1'))?.text, 'first');
+  });
+
+  it('requires as Repository.require does: the record, or the same 404 for a missing id and another account’s', async () => {
+    const kept = new KeptRecords(notes, 10);
+    assert.equal((await kept.require('acct-a', 'n1', 'note n1')).text, 'first');
+    for (const [accountId, id] of [['acct-b', 'n1'], ['acct-a', 'missing']] as const) {
+      const fromStore = await notes.require(accountId, id, `note ${id}`).catch((error: unknown) => error);
+      const fromKept = await kept.require(accountId, id, `note ${id}`).catch((error: unknown) => error);
+      assert.ok(fromKept instanceof DomainError);
+      assert.deepEqual([fromKept.code, fromKept.message], [(fromStore as DomainError).code, (fromStore as DomainError).message]);
+    }
   });
 
   it('gives each caller its own copy: changing one answer changes no later one', async () => {

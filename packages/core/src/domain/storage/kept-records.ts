@@ -1,3 +1,4 @@
+import { DomainError } from '../errors';
 import type { AccountRecord, Repository } from './repository';
 import { VersionedTexts } from './versioned-texts';
 
@@ -28,5 +29,12 @@ export class KeptRecords<T extends AccountRecord> {
     });
     // A record just read from the store is already the caller's own copy.
     return read ?? (json === undefined ? undefined : (JSON.parse(json) as T));
+  }
+
+  /** As `Repository.require`: the record, or 404 naming `what`; another account's record is missing too. */
+  async require(accountId: string, id: string, what: string): Promise<T> {
+    const record = await this.get(accountId, id);
+    if (!record) throw DomainError.notFound(what);
+    return record;
   }
 }

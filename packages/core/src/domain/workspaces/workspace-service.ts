@@ -200,10 +200,8 @@ export class WorkspaceService {
     return last && toLifecycleEvent(last);
   }
 
-  private async requireRecord(accountId: string, workspaceId: string): Promise<WorkspaceRecord> {
-    const record = await this.keptWorkspaces.get(accountId, workspaceId);
-    if (!record) throw DomainError.notFound(`workspace ${workspaceId}`);
-    return record;
+  private requireRecord(accountId: string, workspaceId: string): Promise<WorkspaceRecord> {
+    return this.keptWorkspaces.require(accountId, workspaceId, `workspace ${workspaceId}`);
   }
 
   /**
