@@ -75,9 +75,9 @@ const LOCK_SESSIONS = 8;
  * (`expect` preconditions are part of their UPDATE/DELETE statements, so concurrent writers
  * serialize on the rows they touch), and each resolves only once that transaction has committed.
  * A batch is one statement (`batchStatement`: one round trip), or a transaction of its statements
- * in order when it writes a row twice. A write that cannot apply in its batch is refused alone when
- * it changed nothing; otherwise the batch applies nothing and its writes run again one transaction
- * each. Migrations run under an advisory lock.
+ * in order when it writes a row twice or one statement would pass the parameter limit. A write that
+ * cannot apply in its batch is refused alone when it changed nothing; otherwise the batch applies
+ * nothing and its writes run again one transaction each. Migrations run under an advisory lock.
  *
  * Liveness: a holder is live while a connection of its process holds a session-level advisory lock
  * on a 64-bit hash of the schema and the holder. When the process dies (even `kill -9`) the server
@@ -288,12 +288,10 @@ export class PostgresDatabase implements Database {
       for (const write of batch) write.reject(error);
       return [];
     }
-    const refused = new Set<PendingWrite>();
-    for (const [index, step] of statement.steps.entries()) {
-      if (changed[index] === step.rows || !step.alone) continue;
-      refused.add(step.alone);
-      step.alone.reject(opError(step.alone.statements[0]!));
-    }
+    // The statement's guard has failed it unless every step that is no lone write's applied.
+    const refused = new Map<PendingWrite, Error>();
+    for (const [index, step] of statement.steps.entries()) refuseUnappliedLoneWrite(step, changed[index]!, refused);
+    for (const [write, refusal] of refused) write.reject(refusal);
     for (const write of batch) if (!refused.has(write)) write.resolve();
     return [];
   }
@@ -309,9 +307,7 @@ export class PostgresDatabase implements Database {
       await this.transaction(async (client) => {
         for (const step of batchSteps(batch)) {
           const result = await client.query(step.sql, step.params);
-          if (result.rowCount === step.rows) continue;
-          if (!step.alone) throw new BatchCannotApply();
-          refused.set(step.alone, opError(step.alone.statements[0]!));
+          if (!refuseUnappliedLoneWrite(step, result.rowCount, refused)) throw new BatchCannotApply();
         }
       });
       rest = [];
@@ -488,6 +484,18 @@ function answeredByServer(error: unknown): boolean {
 
 /** A write of a batch changed fewer rows than it must, and undoing it needs the batch rolled back. */
 class BatchCannotApply extends Error {}
+
+/**
+ * Whether `step` of a batch applied (it changed `changed` rows, as it must) or is the only
+ * operation of a write (`alone`), which, having then changed nothing, is refused alone in `refused`.
+ * False: the batch cannot apply.
+ */
+function refuseUnappliedLoneWrite(step: BatchStep, changed: number | null, refused: Map<PendingWrite, Error>): boolean {
+  if (changed === step.rows) return true;
+  if (!step.alone) return false;
+  refused.set(step.alone, opError(step.alone.statements[0]!));
+  return true;
+}
 
 /** What a write gets when `statement` changed no row: its id exists (insert), or its precondition failed. */
 function opError(statement: OpStatement): Error {

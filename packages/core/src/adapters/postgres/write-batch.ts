@@ -19,9 +19,10 @@ export interface PendingWrite {
 }
 
 /**
- * One statement of a batch's transaction and how many rows it must change. `alone` names the
- * write it is the only operation of: when it changes no row, that write failed without changing
- * anything, so it alone is refused and the rest of the batch goes on.
+ * One step of a batch (a `WITH` clause of its `batchStatement`, or else a statement of its
+ * transaction) and how many rows it must change. `alone` names the write it is the only operation
+ * of: when it changes no row, that write failed without changing anything, so it alone is refused
+ * and the rest of the batch goes on.
  */
 export interface BatchStep {
   sql: string;
@@ -34,10 +35,11 @@ export interface BatchStep {
 const MAX_STATEMENT_PARAMETERS = 65_535;
 
 /**
- * The statements that apply every write of `batch` in one transaction. The inserts into a
- * collection that the batch only inserts into become one multi-row insert per collection (rows in
- * batch order): tables have no constraints between them, so statements on different collections
- * may run in any order. Every other operation runs as itself, in batch order.
+ * The steps that apply every write of `batch` at once (the clauses of `batchStatement`, or else the
+ * statements of one transaction, in order). The inserts into a collection that the batch only
+ * inserts into become one multi-row insert per collection (rows in batch order): tables have no
+ * constraints between them, so steps on different collections may run in any order. Every other
+ * operation runs as itself, in batch order.
  */
 export function batchSteps(batch: readonly PendingWrite[]): BatchStep[] {
   const onlyInserts = new Map<string, boolean>();
