@@ -21,9 +21,12 @@ export class KeptRecords<T extends AccountRecord> {
 
   /** As `Repository.get`: undefined for a missing record and for another account's. */
   async get(accountId: string, id: string): Promise<T | undefined> {
+    const version = this.repository.collectionVersion();
+    // A store that keeps nothing (no version) answers as it is, without the JSON a kept copy needs.
+    if (version === undefined) return this.repository.get(accountId, id);
     let read: T | undefined;
     // Keyed by account too: another account's id misses and goes to the store, which answers it missing.
-    const json = await this.kept.keptUnder(JSON.stringify([accountId, id]), this.repository.collectionVersion(), async () => {
+    const json = await this.kept.keptUnder(JSON.stringify([accountId, id]), version, async () => {
       read = await this.repository.get(accountId, id);
       return read && JSON.stringify(read);
     });
