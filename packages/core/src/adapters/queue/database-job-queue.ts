@@ -324,12 +324,7 @@ export class DatabaseJobQueue implements JobQueue {
       this.scheduleDelayed();
       return;
     }
-    if (state.ready.length >= MAX_READY_PER_KIND) {
-      state.storeMayHaveMore = true;
-    } else {
-      this.hinted.add(job.id);
-      state.ready.push(job);
-    }
+    this.keepReady(state, job);
     this.pump(state);
   }
 
@@ -582,6 +577,15 @@ export class DatabaseJobQueue implements JobQueue {
   private remember(job: JobDoc): void {
     const state = this.kinds.get(job.kind);
     if (!state || this.hinted.has(job.id) || this.attempts.has(job.id)) return;
+    this.keepReady(state, job);
+  }
+
+  /** Queues a due job in its kind's `ready`, at most MAX_READY_PER_KIND of them: past it the store is read again later. */
+  private keepReady(state: KindState, job: JobDoc): void {
+    if (state.ready.length >= MAX_READY_PER_KIND) {
+      state.storeMayHaveMore = true;
+      return;
+    }
     this.hinted.add(job.id);
     state.ready.push(job);
   }
