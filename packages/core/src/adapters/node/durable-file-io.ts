@@ -117,15 +117,14 @@ export function fileReadStream(handle: FileHandle, start: number, end: number): 
 
 /**
  * A directory's sync in flight, and the one that starts when it ends, if anyone asked meanwhile.
- * `joinable` is the running sync's answer while its fsync has not been asked for yet (it is opening
- * the directory, or waiting for `changes`): that fsync covers the changes of whoever calls meanwhile.
+ * Until its fsync is asked for (`phase` 'opening' the directory, or 'waiting' for `changes`), that
+ * fsync covers the changes of whoever calls meanwhile.
  */
 interface DirectorySyncs {
   running: Promise<void>;
-  joinable?: Promise<void>;
+  phase: 'opening' | 'waiting' | 'syncing';
   /** Changes under way that the running sync's fsync waits for: added to while it opens the directory. */
   changes: Promise<void>[];
-  opened: boolean;
   queued?: { done: Promise<void>; changes: Promise<void>[]; start(): void };
 }
 
@@ -154,9 +153,9 @@ function joinDirectorySync(directory: string, change: Promise<void> | undefined)
   const syncs = directorySyncs.get(directory);
   if (!syncs) return startDirectorySync(directory, change ? [change] : []);
   // Once opened, the sync waits only for the changes it has: one still under way goes to the next.
-  if (syncs.joinable && !(change && syncs.opened)) {
+  if (syncs.phase === 'opening' || (syncs.phase === 'waiting' && !change)) {
     if (change) syncs.changes.push(change);
-    return syncs.joinable;
+    return syncs.running;
   }
   if (!syncs.queued) {
     let start!: () => void;
@@ -173,13 +172,12 @@ function joinDirectorySync(directory: string, change: Promise<void> | undefined)
 function startDirectorySync(directory: string, changes: Promise<void>[]): Promise<void> {
   const syncs: DirectorySyncs = {
     running: fsyncDirectory(directory, changes, {
-      opened: () => (syncs.opened = true),
-      syncing: () => (syncs.joinable = undefined),
+      opened: () => (syncs.phase = 'waiting'),
+      syncing: () => (syncs.phase = 'syncing'),
     }),
+    phase: 'opening',
     changes,
-    opened: false,
   };
-  syncs.joinable = syncs.running;
   directorySyncs.set(directory, syncs);
   const ended = (): void => {
     if (directorySyncs.get(directory) !== syncs) return;
