@@ -182,6 +182,20 @@ describe('LLM provider configurations (HTTP)', () => {
     assert.equal((await providers.getCredentials('acct-a', 'openai')).api_key, OPENAI_KEY);
   });
 
+  it('hands each call the settings of the latest write: limits, a disable and a delete show at the next call', async () => {
+    const providers = app.runloom.providers;
+    await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY } });
+    assert.deepEqual((await providers.getCallSettings('acct-a', 'openai')).limits, { max_concurrency: null, requests_per_minute: null });
+    await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY }, max_concurrency: 3, requests_per_minute: 60 });
+    assert.deepEqual((await providers.getCallSettings('acct-a', 'openai')).limits, { max_concurrency: 3, requests_per_minute: 60 });
+    await put(app, 'openai', { enabled: false, credentials: { api_key: OPENAI_KEY } });
+    await assert.rejects(providers.getCallSettings('acct-a', 'openai'), /provider openai is disabled/);
+    await put(app, 'openai', { enabled: true, credentials: { api_key: OPENAI_KEY } });
+    assert.equal((await providers.getCallSettings('acct-a', 'openai')).credentials.api_key, OPENAI_KEY);
+    assert.equal((await app.request('/v1/llm-provider/openai', { method: 'DELETE' })).status, 200);
+    await assert.rejects(providers.getCallSettings('acct-a', 'openai'), /provider openai is not configured/);
+  });
+
   describe('validation', () => {
     const cases: { name: string; provider: string; body: unknown; path: string; message: RegExp }[] = [
       { name: 'api_key missing', provider: 'openai', body: { enabled: true, credentials: {} }, path: 'credentials.api_key', message: /api_key is required/ },

@@ -5,6 +5,7 @@ import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
 import { SecretBox } from '../../ports/secret-box';
+import { KeptRecords } from '../storage/kept-records';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { maskCredentials, parseCredentials, refuseMisplacedCredentials, type ProviderCredentials } from './provider-credentials';
 import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
@@ -74,8 +75,8 @@ export class ProviderUnavailableError extends DomainError {
 
 /** A write lost a race with another write of the same configuration: read again and retry. */
 const MAX_WRITE_ATTEMPTS = 4;
-/** Configurations whose opened credentials are kept (see `ProviderService.open`). */
-const OPENED_CREDENTIALS_KEPT = 1000;
+/** Configurations kept between writes (`KeptRecords`), and whose opened credentials are kept (`ProviderService.open`). */
+const CONFIGURATIONS_KEPT = 1000;
 
 /**
  * Per-account LLM provider configurations (docs/api.md#providers): validated per provider, sealed
@@ -84,8 +85,10 @@ const OPENED_CREDENTIALS_KEPT = 1000;
 @injectable()
 export class ProviderService {
   private readonly configs: Repository<ProviderConfigRecord>;
+  /** The configurations model calls read: every run reads one, and they change rarely. */
+  private readonly keptConfigs: KeptRecords<ProviderConfigRecord>;
   /** By configuration id: the sealed text last opened and what it opened to; least recently used dropped first. */
-  private readonly opened = new LRUCache<string, { sealed: string; credentials: Record<string, string> }>({ max: OPENED_CREDENTIALS_KEPT });
+  private readonly opened = new LRUCache<string, { sealed: string; credentials: Record<string, string> }>({ max: CONFIGURATIONS_KEPT });
 
   constructor(
     @inject(Database) database: Database,
@@ -94,6 +97,7 @@ export class ProviderService {
     @inject(HttpClient) private readonly http: HttpClient,
   ) {
     this.configs = new Repository(database, COLLECTION);
+    this.keptConfigs = new KeptRecords(this.configs, CONFIGURATIONS_KEPT);
   }
 
   /** Every configured provider of the account, in the order of `PROVIDER_NAMES`. */
@@ -155,7 +159,7 @@ export class ProviderService {
 
   /** The credentials (opened now) and the account's limits for a model call; fails naming the provider when unusable. */
   async getCallSettings<P extends ProviderName>(accountId: string, provider: P): Promise<ProviderCallSettings<P>> {
-    const record = await this.configs.get(accountId, configId(accountId, provider));
+    const record = await this.keptConfigs.get(accountId, configId(accountId, provider));
     if (!record) throw new ProviderUnavailableError(provider, 'not_configured');
     if (!record.enabled) throw new ProviderUnavailableError(provider, 'disabled');
     return { credentials: (await this.open(record)) as unknown as ProviderCredentials[P], limits: limitsOf(record) };
