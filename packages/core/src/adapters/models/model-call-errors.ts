@@ -8,16 +8,25 @@ const PUBLIC_FIELDS = new Set(['base_url', 'region', 'resource_name', 'api_versi
 
 const MAX_VENDOR_MESSAGE = 300;
 
-/** Removes every credential value from text that may echo one (vendor messages, causes). */
+/**
+ * Removes every credential value from text that may echo one (vendor messages, causes). The values
+ * are listed on first use: most calls fail in no way that needs it, and listing them (a `base_url`
+ * parsed for its user info) was a few µs of every call.
+ */
 export function credentialScrubber(credentials: ModelCredentials): (text: string) => string {
+  let secrets: string[] | undefined;
+  return (text) => (secrets ??= secretsOf(credentials)).reduce((scrubbed, secret) => scrubbed.split(secret).join('[redacted]'), text);
+}
+
+/** The credential values that are secrets, longest first (so a secret containing another is removed whole). */
+function secretsOf(credentials: ModelCredentials): string[] {
   const secrets: string[] = [];
   for (const [field, value] of Object.entries(credentials)) {
     if (typeof value !== 'string' || value.length < 4) continue;
     if (!PUBLIC_FIELDS.has(field)) secrets.push(value);
     else if (field === 'base_url') secrets.push(...urlUserInfo(value));
   }
-  secrets.sort((a, b) => b.length - a.length);
-  return (text) => secrets.reduce((scrubbed, secret) => scrubbed.split(secret).join('[redacted]'), text);
+  return secrets.sort((a, b) => b.length - a.length);
 }
 
 /**
