@@ -90,7 +90,8 @@ export class GuardedHttpClient implements HttpClient {
     const failure = (): HttpRequestError =>
       deadline.aborted ? new HttpRequestError('timeout', `no answer within ${timeoutMs} ms`) : new HttpRequestError('aborted', 'the request was aborted');
     if (signal.aborted) throw failure();
-    const addresses = await untilAborted(this.checkedAddresses(target, egress), signal, failure);
+    const checked = this.checkedAddresses(target, egress);
+    const addresses = Array.isArray(checked) ? checked : await untilAborted(checked, signal, failure);
     return this.send(target, addresses, request, egress, signal, failure);
   }
 
@@ -98,8 +99,10 @@ export class GuardedHttpClient implements HttpClient {
     const target = parseTarget(url);
     // Nothing is refused: no need to ask DNS.
     if (egress.allowPrivateNetwork) return;
+    const checked = this.checkedAddresses(target, egress);
+    if (Array.isArray(checked)) return;
     const deadline = AbortSignal.timeout(this.timeoutMs);
-    await untilAborted(this.checkedAddresses(target, egress), deadline, () => new HttpRequestError('timeout', `${target.hostname} did not resolve within ${this.timeoutMs} ms`));
+    await untilAborted(checked, deadline, () => new HttpRequestError('timeout', `${target.hostname} did not resolve within ${this.timeoutMs} ms`));
   }
 
   async fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
@@ -116,11 +119,12 @@ export class GuardedHttpClient implements HttpClient {
     });
     const failure = (): unknown => signal?.reason;
     for (let redirects = 0; ; redirects += 1) {
-      const addresses = await (signal ? untilAborted(this.checkedAddresses(target, this.egress), signal, failure) : this.checkedAddresses(target, this.egress)).catch(
-        (error: unknown) => {
-          throw error instanceof HttpRequestError && error.kind === 'dns' ? fetchFailed(error) : error;
-        },
-      );
+      const checked = this.checkedAddresses(target, this.egress);
+      const addresses = Array.isArray(checked)
+        ? checked
+        : await (signal ? untilAborted(checked, signal, failure) : checked).catch((error: unknown) => {
+            throw error instanceof HttpRequestError && error.kind === 'dns' ? fetchFailed(error) : error;
+          });
       const response = await this.open(target, addresses, { method, headers, body, signal });
       const location = response.headers.location;
       if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || location === undefined || redirect === 'manual') {
@@ -144,13 +148,22 @@ export class GuardedHttpClient implements HttpClient {
   }
 
   /**
-   * The target's addresses, every one allowed by the policy; refuses before anything is sent.
-   * An address outside public unicast passes only when the policy allows private networks, or an
-   * allow entry names it (an address entry), or names the target's host (a name entry; never for
-   * a metadata address), on the target's port.
+   * The target's addresses, every one allowed by the policy; refuses (throws, or rejects) before
+   * anything is sent. An IP literal is checked at once, without a promise to wait for (and race
+   * against the signal): only a name needs DNS.
    */
-  private async checkedAddresses(target: Target, egress: EgressPolicy): Promise<ResolvedAddress[]> {
-    const addresses = target.literal ? [{ address: target.hostname, family: net.isIP(target.hostname) as 4 | 6 }] : await this.resolveName(target.hostname);
+  private checkedAddresses(target: Target, egress: EgressPolicy): ResolvedAddress[] | Promise<ResolvedAddress[]> {
+    if (target.literal) return this.allowedAddresses(target, [{ address: target.hostname, family: net.isIP(target.hostname) as 4 | 6 }], egress);
+    return this.resolveName(target.hostname).then((addresses) => this.allowedAddresses(target, addresses, egress));
+  }
+
+  /**
+   * `addresses` when the policy allows every one; else refuses. An address outside public unicast
+   * passes only when the policy allows private networks, or an allow entry names it (an address
+   * entry), or names the target's host (a name entry; never for a metadata address), on the
+   * target's port.
+   */
+  private allowedAddresses(target: Target, addresses: ResolvedAddress[], egress: EgressPolicy): ResolvedAddress[] {
     if (egress.allowPrivateNetwork) return addresses;
     const port = Number(target.url.port || (target.url.protocol === 'https:' ? 443 : 80));
     const allow = this.allowList(egress).filter((entry) => entry.port === undefined || entry.port === port);
