@@ -16,7 +16,9 @@ import { FAKE_API_KEY, FAKE_MODEL, FAKE_PROMPT, FAKE_REQUEST_BODY, startFakeVend
  *     snapshots; a free loopback port, a scratch dir) with a worker of concurrency 32 in its own
  *     process calling the same fake, CLIENTS clients doing `queue.add` + `job.waitUntilFinished`;
  * (b) server CPU per completed run: `runloom serve`'s, and the worker's plus Redis's for the peer.
- * Runloom's CPU is also given for its main thread alone, which bounds its rate. Each side is warmed
+ * Runloom's CPU is also given for its main thread alone, which bounds its rate; the stderr line also
+ * gives the bench's own CPU per run on each side (its clients plus the fake vendor), the rest of the
+ * machine, which both sides share (informational). Each side is warmed
  * up with `BENCH_PEER_WARMUP` (default 3000) runs before the measured `BENCH_PEER_RUNS` (default
  * 3000): V8 optimises a process's hot code on its helper threads (TurboFan, sql.js's wasm tier-up)
  * over its first few thousand runs, and after a 300-run warm-up that one-time work was ~0.45 ms of
@@ -93,6 +95,12 @@ async function startRedis(dir: string): Promise<{ port: number; pid: number; sto
   };
 }
 
+/** This process's CPU (the clients) plus the fake vendor's, in ms: where the rest of the machine goes. */
+function benchCpuMs(fake: { cpuMs(): number }): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000 + fake.cpuMs();
+}
+
 /** Runs `task` `count` times, CLIENTS at a time: completions per second. */
 async function rate(count: number, task: () => Promise<void>): Promise<number> {
   const started = performance.now();
@@ -118,6 +126,7 @@ export async function run(): Promise<BenchResult[]> {
     let runloomRate: number;
     let runloomCpuPerRun: number;
     let runloomMainThreadCpuPerRun: number;
+    let runloomBenchCpuPerRun: number;
     const server = await startChildServer([...cpuProfileFlags(), CLI, 'serve', '--port', '0', '--data-dir', path.join(dataDir, 'runloom'), '--allow-private-network', ...bootstrapFlag(CLIENT)], dataDir);
     try {
       const authorization = `Bearer ${await fetchToken(server.url, CLIENT)}`;
@@ -139,7 +148,9 @@ export async function run(): Promise<BenchResult[]> {
       await rate(WARMUP, syncRun);
       const cpuBefore = server.cpuMs();
       const mainThreadCpuBefore = server.mainThreadCpuMs();
+      const benchCpuBefore = benchCpuMs(fake);
       runloomRate = await rate(RUNS, syncRun);
+      runloomBenchCpuPerRun = (benchCpuMs(fake) - benchCpuBefore) / RUNS;
       runloomCpuPerRun = (server.cpuMs() - cpuBefore) / RUNS;
       runloomMainThreadCpuPerRun = (server.mainThreadCpuMs() - mainThreadCpuBefore) / RUNS;
     } finally {
@@ -152,6 +163,7 @@ export async function run(): Promise<BenchResult[]> {
     const redis = await startRedis(redisDir);
     let peerRate: number;
     let peerCpuPerRun: number;
+    let peerBenchCpuPerRun: number;
     try {
       const worker = await startChildServer(['-e', workerSource(redis.port, fake.url)], dataDir);
       const connection = { host: '127.0.0.1', port: redis.port };
@@ -169,7 +181,9 @@ export async function run(): Promise<BenchResult[]> {
         };
         await rate(WARMUP, job);
         const cpuBefore = worker.cpuMs() + processCpuMs(redis.pid);
+        const benchCpuBefore = benchCpuMs(fake);
         peerRate = await rate(RUNS, job);
+        peerBenchCpuPerRun = (benchCpuMs(fake) - benchCpuBefore) / RUNS;
         peerCpuPerRun = (worker.cpuMs() + processCpuMs(redis.pid) - cpuBefore) / RUNS;
       } finally {
         await events.close();
@@ -181,8 +195,10 @@ export async function run(): Promise<BenchResult[]> {
     }
 
     process.stderr.write(
-      `  runloom sync runs: ${runloomRate.toFixed(0)}/s, server CPU ${runloomCpuPerRun.toFixed(2)} ms/run (main thread ${runloomMainThreadCpuPerRun.toFixed(2)}); ` +
-        `bullmq: ${peerRate.toFixed(0)}/s, worker + redis CPU ${peerCpuPerRun.toFixed(2)} ms/run\n`,
+      `  runloom sync runs: ${runloomRate.toFixed(0)}/s, server CPU ${runloomCpuPerRun.toFixed(2)} ms/run (main thread ${runloomMainThreadCpuPerRun.toFixed(2)}), ` +
+        `bench clients + fake vendor ${runloomBenchCpuPerRun.toFixed(2)} ms/run; ` +
+        `bullmq: ${peerRate.toFixed(0)}/s, worker + redis CPU ${peerCpuPerRun.toFixed(2)} ms/run, ` +
+        `bench clients + fake vendor ${peerBenchCpuPerRun.toFixed(2)} ms/run\n`,
     );
     return [
       benchResult({
