@@ -81,8 +81,10 @@ export const platformModule = new ContainerModule(({ bind }) => {
     .toResolvedValue((config: RunloomConfig) => AesGcmSecretBox.fromConfig(config), [RunloomConfig])
     .inSingletonScope();
   // Runs' in-process notifications need no write; streams clients replay (workspace events) do.
+  // Nothing replays them either (a waiter subscribes, then reads the store), so no backlog: kept,
+  // the last 10,000 finished runs' views stayed in the heap for every major GC to mark.
   bind(EventBus)
-    .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger }), [Logger])
+    .toResolvedValue((logger: Logger) => new MemoryEventBus({ logger, backlogPerTopic: 0 }), [Logger])
     .inSingletonScope();
   bind(Migrations).toConstantValue(eventBusMigrations);
   // On PostgreSQL, LISTEN/NOTIFY wakes the subscribers of every instance sharing the database.
