@@ -56,6 +56,8 @@ export class RunnableService {
   private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
   /** The JSON of lists recently answered, by account and query, while no runnable was written since. */
   private readonly listTexts = new VersionedTexts();
+  /** Runnables recently read by `get`, by account and id, under the collection version they were read at. */
+  private readonly keptRunnables = new LRUCache<string, { version: number; runnable: Runnable }>({ max: JSON_CACHE_ENTRIES });
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -109,9 +111,22 @@ export class RunnableService {
     return this.json(await this.getDoc(accountId, id));
   }
 
-  /** The runnable, or a NOT_FOUND `DomainError`; what the run engine reads before it runs one. */
+  /**
+   * The runnable, or a NOT_FOUND `DomainError`; what every run submission reads. Answered again,
+   * without reading the store or parsing its JSON, while no runnable has been written since
+   * (`Repository.collectionVersion`; a store without versions is read each time). Frozen, since
+   * submissions share it.
+   */
   async get(accountId: string, id: string): Promise<Runnable> {
-    return toRunnable(await this.getDoc(accountId, id));
+    // Read before the store is: a write landing meanwhile moves it past what is kept under it.
+    const version = this.runnables.collectionVersion();
+    if (version === undefined) return toRunnable(await this.getDoc(accountId, id));
+    const key = JSON.stringify([accountId, id]);
+    const kept = this.keptRunnables.get(key);
+    if (kept !== undefined && kept.version === version) return kept.runnable;
+    const runnable = deepFreeze(toRunnable(await this.getDoc(accountId, id)));
+    this.keptRunnables.set(key, { version, runnable });
+    return runnable;
   }
 
   /** The runnable, or undefined when the account has none with this id. */
@@ -287,4 +302,13 @@ function sameList(left: readonly string[], right: readonly string[]): boolean {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
+}
+
+/** `value` with every object and array in it frozen: a record shared by its readers stays as stored. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const nested of Object.values(value)) deepFreeze(nested);
+  }
+  return value;
 }
