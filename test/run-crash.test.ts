@@ -131,5 +131,24 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
       await sink.waitFor(1);
       assert.deepEqual([sink.received[0]!.data.id, sink.received[0]!.data.status, sink.received[0]!.data.error?.code], [id, 'failed', 'interrupted']);
     });
+
+    it(`resumes a run without a callback (on the embedded store it has no job) and fails it after ${MAX_RUN_ATTEMPTS} interruptions too`, async () => {
+      fake.reply(...Array.from({ length: MAX_RUN_ATTEMPTS }, () => ({ type: 'hang' as const })));
+      const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), '-', '1']);
+      const id = first.line.replace(/^submitted /, '');
+      await fake.waitForRequests(1);
+      await first.kill();
+      for (let attempt = 2; attempt <= MAX_RUN_ATTEMPTS; attempt++) {
+        const resumed = await startChild([dataDir, 'resume']);
+        await fake.waitForRequests(attempt);
+        await resumed.kill();
+      }
+
+      runloom = await restart();
+      const run = await waitFinished(runloom, id);
+      assert.deepEqual([run.status, run.error?.code], ['failed', 'interrupted']);
+      assert.match(run.error?.message ?? '', /interrupted 3 times/);
+      assert.equal(fake.requests.length, MAX_RUN_ATTEMPTS);
+    });
   });
 }

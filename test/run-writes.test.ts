@@ -54,7 +54,7 @@ describe('durable writes of one run', function () {
     return writes.map((ops) => ops.map((op) => `${op.collection}/${op.op}`));
   }
 
-  it('an async run without a callback, a slot free: accept (run as running + claimed job), outcome + job end', async () => {
-    assert.deepEqual(await batchesOf({}), [['runs/insert', 'jobs/insert'], ['runs/replace', 'jobs/delete']]);
+  it('an async run without a callback, a slot free: accept (run as running, no job: the store is not shared), outcome', async () => {
+    assert.deepEqual(await batchesOf({}), [['runs/insert'], ['runs/replace']]);
   });
 });

@@ -348,6 +348,26 @@ describe('runs over HTTP', function () {
       }
     });
 
+    it('stops a run hanging at the vendor when the server closes, after the grace, and resumes it at the next start', async () => {
+      const clock = new ManualClock();
+      // No callback, a free slot: on this store (not shared) the run is started without a job.
+      const stopping = await startTestRunloom({ allowPrivateNetwork: true, clock });
+      try {
+        await useFakeVendor(stopping, openai);
+        openai.reply({ type: 'hang' });
+        const runnable = await createRunnable(stopping, promptConfig(openai));
+        const id = await submitAsync(stopping, runnable.id);
+        const request = await openai.waitForRequests(1);
+        await stopping.restart();
+        await request.closed;
+        const run = await waitForRun(stopping, id);
+        assert.equal(run.status, 'succeeded');
+        assert.equal(openai.requests.length, 2);
+      } finally {
+        await stopping.close();
+      }
+    });
+
     it('treats timeout_seconds below 1 as no timeout', async () => {
       const runnable = await createRunnable(t, promptConfig(openai));
       const run = (await (await submit(t, runnable.id, { timeout_seconds: 0 }, { mode: 'sync' })).json()) as Json;

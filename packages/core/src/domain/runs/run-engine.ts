@@ -21,7 +21,12 @@ export const RUN_JOB = 'run.execute';
 interface RunJob {
   account_id: string;
   run_id: string;
+  /** Attempts the run had before this job: 1 for a run started without a job (see `accept`) and found running. */
+  attempts_before?: number;
 }
+
+/** What an execution needs of its job: its attempt, the signal that stops it, the write that ends it. */
+type ExecutionContext = Pick<JobContext, 'attempt' | 'signal' | 'complete'>;
 
 /**
  * Attempts a run gets: the first, plus resumptions after the server died or stopped while it ran.
@@ -34,9 +39,14 @@ const RUN_JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_RUN_ATTEMPTS, initialBa
 
 /**
  * How often active runs without a job get one: runs parked by an instance that died, runs whose
- * job could not be written. At start too.
+ * job could not be written, runs started without a job that did not finish. At start too.
  */
 const REPAIR_INTERVAL_MS = 60_000;
+
+/** How long `stop` lets runs started without a job finish before it aborts them (the queue's own grace). */
+const STOP_GRACE_MS = 10_000;
+/** How long `stop` then waits for the aborted runs to settle. */
+const ABORT_SETTLE_MS = 1000;
 
 /** The topic a run's final view is published on when it finishes (sync submissions wait for it). */
 export function runTopic(runId: string): string {
@@ -58,6 +68,11 @@ type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord,
  * the queue offers the dead process's jobs again at once; a run is resumed from the start (a model
  * call is redone) unless it has used its attempts, then it fails with `interrupted`. Either way it
  * ends, and its callback goes out.
+ *
+ * On a store no other process opens (`Database.shared` false: sql.js, memory), a run without a
+ * callback that finds a slot free at submission has no job at all: stored `running`, it is what
+ * the repair finds after a crash, and only this process could run it. Its outcome is its last
+ * write, so nothing is left for a job to retry.
  */
 @injectable()
 export class RunEngine implements Lifecycle {
@@ -67,6 +82,11 @@ export class RunEngine implements Lifecycle {
   private readonly executing = new Map<string, AbortController>();
   /** Runs `accept` stored as running with a slot taken, until their job's handler takes them. */
   private readonly startedAtAccept = new Map<string, RunRecord>();
+  /** Executions of runs started without a job (see `accept`) until they settle, with their controllers. */
+  private readonly withoutJob = new Map<Promise<void>, AbortController>();
+  /** What a run started without a job has for its job's signal: aborted when `stop` has waited long enough. */
+  private readonly stopping = new AbortController();
+  private stopped = false;
   private repairTimer: Timer | undefined;
 
   constructor(
@@ -98,17 +118,45 @@ export class RunEngine implements Lifecycle {
     }, REPAIR_INTERVAL_MS);
   }
 
+  /**
+   * Stops starting runs without a job, lets those running finish within the queue's grace, then
+   * aborts them: they stay `running` in the store, and the next start's repair resumes them.
+   */
   async stop(): Promise<void> {
     this.repairTimer?.cancel();
+    this.stopped = true;
+    if (!(await this.settled(STOP_GRACE_MS))) {
+      this.stopping.abort(new Error('the server is stopping'));
+      // Each aborted with the same reason, so the execution sees itself stopped (`stoppedByQueue`).
+      for (const controller of this.withoutJob.values()) controller.abort(this.stopping.signal.reason);
+      await this.settled(ABORT_SETTLE_MS);
+    }
+  }
+
+  /** Whether every run started without a job has settled within `ms`. */
+  private async settled(ms: number): Promise<boolean> {
+    if (this.withoutJob.size === 0) return true;
+    let timer: Timer | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = this.clock.setTimeout(() => resolve(false), ms)));
+    const settled = Promise.allSettled([...this.withoutJob.keys()]).then(() => true as const);
+    try {
+      return await Promise.race([settled, timedOut]);
+    } finally {
+      timer?.cancel();
+    }
   }
 
   /**
    * Stores a new run and its job in one write: a run is accepted with its job, or not at all. When
    * this instance claims the job in that write and a slot is free, the run is stored already
    * `running`, so starting it costs no write of its own, and it is handed to its execution without
-   * being read back.
+   * being read back. A run started without a job (see the class comment) is that write without the job.
    */
   async accept(run: RunRecord): Promise<void> {
+    if (!this.database.shared && run.callback === null && !this.stopped && this.slots.tryAcquire(run.account_id)) {
+      await this.acceptWithoutJob({ ...run, status: 'running', started_at: this.clock.now().toISOString() });
+      return;
+    }
     const ops = (claimedHere: boolean): WriteOp[] => {
       if (!claimedHere || !this.slots.tryAcquire(run.account_id)) return [this.runs.insertOp(run)];
       const started: RunRecord = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
@@ -125,12 +173,51 @@ export class RunEngine implements Lifecycle {
   }
 
   /**
+   * Stores the run, started, and executes it as soon as the write has applied, while it becomes
+   * durable (as `enqueue` with `startBeforeDurable`: nobody hears of the run before this resolves).
+   * Its slot is taken; the execution gives it back, or this when the write never applied.
+   */
+  private async acceptWithoutJob(run: RunRecord): Promise<void> {
+    let executing = false;
+    try {
+      await this.database.write([this.runs.insertOp(run)], {
+        onApplied: () => {
+          executing = true;
+          this.executeWithoutJob(run);
+        },
+      });
+    } finally {
+      if (!executing) this.wake(this.slots.release(run.account_id));
+    }
+  }
+
+  /** Executes a run started without a job; it stops with `stop`, and its outcome is an ordinary write. */
+  private executeWithoutJob(run: RunRecord): void {
+    // Aborted by `stop` directly: a listener per run on the one stopping signal would pile up.
+    const controller = new AbortController();
+    this.executing.set(run.id, controller);
+    const context: ExecutionContext = { attempt: 1, signal: this.stopping.signal, complete: (ops) => this.database.write(ops) };
+    const execution = this.executeInSlot(run, controller, context)
+      .catch((error: unknown) => {
+        // Stopping, or the store failed: the run stays as stored and the repair gives it a job.
+        if (!stoppedByQueue(controller, context)) this.logger.error({ runId: run.id, error: messageOf(error) }, 'a run started without a job did not finish; the repair resumes it');
+      })
+      .finally(() => {
+        this.wake(this.slots.release(run.account_id));
+        this.executing.delete(run.id);
+        this.withoutJob.delete(execution);
+      });
+    this.withoutJob.set(execution, controller);
+  }
+
+  /**
    * Queues the run's job; a job the run already has stands. A run started here starts while its
    * write becomes durable: nobody hears of it before `enqueue` resolves (a sync run is answered
    * once its outcome is durable, which its acceptance is before).
    */
-  private async enqueue(accountId: string, runId: string, ops?: EnqueueOptions['with']): Promise<void> {
-    await this.queue.enqueue<RunJob>(RUN_JOB, { account_id: accountId, run_id: runId }, { key: runId, retry: RUN_JOB_RETRY, with: ops, startBeforeDurable: true });
+  private async enqueue(accountId: string, runId: string, ops?: EnqueueOptions['with'], attemptsBefore = 0): Promise<void> {
+    const job: RunJob = { account_id: accountId, run_id: runId, ...(attemptsBefore > 0 ? { attempts_before: attemptsBefore } : {}) };
+    await this.queue.enqueue<RunJob>(RUN_JOB, job, { key: runId, retry: RUN_JOB_RETRY, with: ops, startBeforeDurable: true });
   }
 
   /** Aborts the run's execution in this process, if it executes here. */
@@ -172,13 +259,19 @@ export class RunEngine implements Lifecycle {
     }
   }
 
-  /** Gives every queued or running run without a job one. */
+  /**
+   * Gives every queued or running run without a job one, but those executing here. A running run
+   * without a job was started without one (or its job failed for good): one attempt is counted.
+   */
   private async repair(): Promise<void> {
     const active = (await this.database.find(RUNS_COLLECTION, {
       where: { status: { in: [...ACTIVE_RUN_STATUSES] } },
       orderBy: [{ field: 'created_at' }],
     })) as RunRecord[];
-    for (const run of active) await this.enqueue(run.account_id, run.id);
+    for (const run of active) {
+      if (this.executing.has(run.id)) continue;
+      await this.enqueue(run.account_id, run.id, undefined, run.status === 'running' ? 1 : 0);
+    }
   }
 
   private async execute(job: RunJob, context: JobContext): Promise<void> {
@@ -193,11 +286,12 @@ export class RunEngine implements Lifecycle {
       await this.callbacks.schedule(run);
       return;
     }
-    if (context.attempt > MAX_RUN_ATTEMPTS) {
+    const attempt = context.attempt + (job.attempts_before ?? 0);
+    if (attempt > MAX_RUN_ATTEMPTS) {
       this.wake(this.slots.forfeit(run.account_id, run.id));
       const interrupted = {
         code: 'interrupted',
-        message: `the run was interrupted ${context.attempt - 1} times (the server stopped while it ran) and is not resumed again`,
+        message: `the run was interrupted ${attempt - 1} times (the server stopped while it ran) and is not resumed again`,
       };
       await this.finishWith(run, { status: 'failed', error: interrupted }, run.status, context);
       return;
@@ -241,7 +335,7 @@ export class RunEngine implements Lifecycle {
     return true;
   }
 
-  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: JobContext): Promise<void> {
+  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: ExecutionContext): Promise<void> {
     // Stored as running already: resumed after a restart, or started by `accept`.
     const storedRunning = queuedOrRunning.status === 'running';
     const run: RunRecord = storedRunning ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
@@ -301,7 +395,7 @@ export class RunEngine implements Lifecycle {
    * Completes the run and schedules its callback; when another writer won, makes sure of theirs.
    * A run without a callback to schedule ends its job in the same write as its outcome.
    */
-  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus, context: JobContext): Promise<void> {
+  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus, context: ExecutionContext): Promise<void> {
     const callbackDue = run.callback?.status === 'pending';
     const final = await this.complete(run, fields, expected, callbackDue ? undefined : (ops) => context.complete(ops));
     if (final) await this.callbacks.schedule(final);
@@ -343,8 +437,8 @@ function follow(signal: AbortSignal, controller: AbortController): () => void {
   return () => signal.removeEventListener('abort', onAbort);
 }
 
-/** The run's execution was aborted by its job's signal (the queue stopping, a lost job) before the run itself aborted it. */
-function stoppedByQueue(controller: AbortController, context: JobContext): boolean {
+/** The run's execution was aborted by its job's signal (the queue stopping, a lost job; for a run without a job, `stop`) before the run itself aborted it. */
+function stoppedByQueue(controller: AbortController, context: Pick<JobContext, 'signal'>): boolean {
   return context.signal.aborted && controller.signal.reason === context.signal.reason;
 }
 
