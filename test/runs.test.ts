@@ -180,6 +180,22 @@ describe('runs over HTTP', function () {
       assert.equal(request.body.temperature, 0.25);
       assert.equal(request.body.max_tokens, 77);
     });
+
+    it('runs the runnable as it is at each submission: an update is run by the next run, a deleted runnable is 404', async () => {
+      const runnable = await createRunnable(t, promptConfig(openai, { messages: [{ role: 'user', content: 'First wording' }] }));
+      const first = (await (await submit(t, runnable.id, {}, { mode: 'sync' })).json()) as Json;
+      assert.equal(first.runnable_sha256, runnable.config_content_sha256);
+      const patched = (await (
+        await t.request(`/v1/runnable/${runnable.id}`, jsonInit('PATCH', { config_content_parsed: promptConfig(openai, { messages: [{ role: 'user', content: 'Second wording' }] }) }))
+      ).json()) as Json;
+      assert.notEqual(patched.config_content_sha256, runnable.config_content_sha256);
+      const second = (await (await submit(t, runnable.id, {}, { mode: 'sync' })).json()) as Json;
+      assert.equal(second.runnable_sha256, patched.config_content_sha256);
+      const requests = await openai.waitForRequests(2);
+      assert.match(JSON.stringify(requests.body), /Second wording/);
+      assert.equal((await t.request(`/v1/runnable/${runnable.id}`, { method: 'DELETE' })).status, 200);
+      assert.equal((await submit(t, runnable.id, {}, { mode: 'sync' })).status, 404);
+    });
   });
 
   describe('flows', () => {
