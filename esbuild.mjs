@@ -257,6 +257,10 @@ const watch = process.argv.includes('--watch');
 /** The core bundle's V8 code cache: deleted before bundling, so it never outlives the bundle it was made from (watch mode writes none). */
 const coreCodeCache = 'packages/core/dist/runloom-core.js.codecache';
 rmSync(coreCodeCache, { force: true });
+// Likewise the fresh store templates write-code-cache.mjs writes (packages/core/src/adapters/sqljs/fresh-store-template.ts).
+if (existsSync('packages/core/dist')) {
+  for (const file of readdirSync('packages/core/dist').filter((name) => /^fresh-store-[0-9a-f]+\.sqlite$/.test(name))) rmSync(path.join('packages/core/dist', file));
+}
 
 for (const { wasm, external = [], plugins = [], after, ...options } of bundles) {
   const forNode = (options.platform ?? 'node') === 'node';
@@ -291,13 +295,14 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
   }
   removeStaleDeferred(options.outdir);
 }
-// After every bundle: it starts a server through the server adapter's bundle. Without the cache the
-// core only loads slower, so a failure (a machine where no server can listen) warns, not fails.
+// After every bundle: it starts a server through the server adapter's bundle. Without the cache (or
+// the template) the core only starts slower, so a failure (a machine where no server can listen)
+// warns, not fails.
 if (!watch) {
   try {
     execFileSync(process.execPath, ['write-code-cache.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] });
   } catch (error) {
-    console.warn(`esbuild.mjs: no code cache for the core (${error.message}); it loads without one`);
+    console.warn(`esbuild.mjs: no code cache or fresh store template for the core (${error.message}); it starts without them`);
   }
 }
 

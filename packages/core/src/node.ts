@@ -9,6 +9,7 @@ export { MemoryEventBus, type MemoryEventBusOptions } from './adapters/memory/me
 export { MemoryWorkspaceFileSystem, MemoryWorkspaceFileSystems } from './adapters/memory/memory-workspace-file-system';
 export { DatabaseEventBus, eventBusMigrations, type DatabaseEventBusOptions } from './adapters/database-event-bus';
 export { openSqlJsDatabase, SqlJsDatabase, StoreLockedError, type SqlJsDatabaseOptions } from './adapters/sqljs/sqljs-database';
+export { writeFreshStoreTemplate } from './adapters/sqljs/fresh-store-template';
 export { PostgresDatabase, openPostgresDatabase, type PostgresDatabaseOptions } from './adapters/postgres/postgres-database';
 export { DatabaseJobQueue, jobMigrations, type DatabaseJobQueueOptions } from './adapters/queue/database-job-queue';
 export { AesGcmSecretBox, SECRET_KEY_FILE } from './adapters/node/aes-gcm-secret-box';

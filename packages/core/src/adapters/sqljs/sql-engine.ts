@@ -64,13 +64,26 @@ export class SqlEngine {
   /** Whether writes of this event-loop turn hold an open transaction (see `write`). */
   private turnTransaction = false;
 
-  private constructor(private readonly db: initSqlJs.Database) {
+  private constructor(
+    private readonly sql: initSqlJs.SqlJsStatic,
+    private db: initSqlJs.Database,
+  ) {
     this.configure();
   }
 
   static async open(wasmPath: string, image?: Uint8Array): Promise<SqlEngine> {
     const sql = await loadSqlJs(wasmPath);
-    return new SqlEngine(new sql.Database(image));
+    return new SqlEngine(sql, new sql.Database(image));
+  }
+
+  /** Replaces the whole database with `image` (empty without one), as opening on it would; what was not committed is. */
+  replaceImage(image?: Uint8Array): void {
+    this.commitTurn();
+    // Closing frees every prepared statement.
+    this.statements.clear();
+    this.db.close();
+    this.db = new this.sql.Database(image);
+    this.configure();
   }
 
   /** Runs one statement; answers how many rows it changed. */

@@ -1,4 +1,4 @@
-import type { Condition, Doc, FieldType, MigrationStep, Query, Where } from '../../ports/database';
+import type { Condition, Doc, FieldType, Migration, MigrationStep, Query, Where } from '../../ports/database';
 import type { LoggedStatement, SqlEngine, SqlParam } from './sql-engine';
 
 /**
@@ -129,8 +129,8 @@ export function loadSchema(engine: SqlEngine): Map<string, CollectionSchema> {
   return schema;
 }
 
-/** One collection's schema, read from its table: what a migration step changed, without reading every table again. */
-export function loadCollectionSchema(engine: SqlEngine, table: string): CollectionSchema {
+/** One collection's schema, read from its table. */
+function loadCollectionSchema(engine: SqlEngine, table: string): CollectionSchema {
   const fields = new Map<string, FieldType>();
   for (const [, column, declared] of engine.all(`PRAGMA table_info(${quote(table)})`) as [number, string, string][]) {
     const type = FIELD_TYPES.get(declared);
@@ -139,9 +139,37 @@ export function loadCollectionSchema(engine: SqlEngine, table: string): Collecti
   return new CollectionSchema(table, fields);
 }
 
-/** The collection a migration step creates or changes. */
-export function stepCollection(step: MigrationStep): string {
-  return 'createCollection' in step ? step.createCollection : step.addField.collection;
+/** The statements that carry out a migration on `schema`, and the schema they leave (`schema` is left as it is). */
+export function migrationStatements(
+  migration: Migration,
+  schema: ReadonlyMap<string, CollectionSchema>,
+): { statements: LoggedStatement[]; schema: Map<string, CollectionSchema> } {
+  const after = new Map(schema);
+  const statements: LoggedStatement[] = [];
+  for (const step of migration.steps) {
+    const changes = stepStatements(step, after);
+    if (changes.length === 0) continue;
+    statements.push(...changes);
+    // Only the step's collection changed: reading every table after every step made a fresh
+    // store's migrations quadratic (most of a first start's time).
+    const changed = schemaAfterStep(step, after);
+    after.set(changed.name, changed);
+  }
+  return { statements, schema: after };
+}
+
+/**
+ * The schema of the collection a migration step created or changed, once `stepStatements` ran: the
+ * columns those statements made, in their order (what `loadCollectionSchema` would read back),
+ * without asking SQLite, which a fresh store's migrations did once a step (a statement to parse
+ * and run each).
+ */
+export function schemaAfterStep(step: MigrationStep, schema: ReadonlyMap<string, CollectionSchema>): CollectionSchema {
+  if ('createCollection' in step) {
+    return new CollectionSchema(step.createCollection, new Map(Object.entries(step.fields).filter(([field]) => field !== 'id')));
+  }
+  const { collection, field, type } = step.addField;
+  return new CollectionSchema(collection, new Map([...schema.get(collection)!.fields, [field, type]]));
 }
 
 /**

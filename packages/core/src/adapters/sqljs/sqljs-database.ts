@@ -25,12 +25,11 @@ import {
   CREATE_MIGRATIONS_TABLE,
   indexUpgradeStatements,
   INSERT_MIGRATION,
-  loadCollectionSchema,
   loadSchema,
   SELECT_MIGRATION_IDS,
-  stepCollection,
-  stepStatements,
+  migrationStatements,
 } from './sql-schema';
+import { FRESH_STORE_TEMPLATES, type MigrationPlan, planFreshStore, readFreshStoreTemplate } from './fresh-store-template';
 
 export interface SqlJsDatabaseOptions {
   /** Folder of the store's files (snapshot, log segments, lock); created when missing. */
@@ -40,6 +39,8 @@ export interface SqlJsDatabaseOptions {
   segmentBytes?: number;
   /** close() writes a final snapshot when a replica is up and the database is at most this big. */
   closeSnapshotMaxBytes?: number;
+  /** Where a fresh store looks for the template of its migrations (`fresh-store-template.ts`); by default beside the bundle. */
+  freshStoreTemplates?: string;
 }
 
 const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
@@ -76,6 +77,8 @@ export class SqlJsDatabase implements Database {
     private readonly logger: Logger,
     private readonly closeSnapshotMaxBytes: number,
     private readonly releaseLock: () => void,
+    /** Where `migrate` looks for the template of a fresh store (`fresh-store-template.ts`). */
+    private readonly freshStoreTemplates: string,
   ) {
     this.schema = loadSchema(engine);
   }
@@ -89,32 +92,56 @@ export class SqlJsDatabase implements Database {
       durable.push(this.log.append(JSON.stringify(indexUpgrade)));
     }
     const applied = new Set(this.engine.all(SELECT_MIGRATION_IDS).map(([id]) => id as string));
-    for (const migration of migrations) {
-      if (applied.has(migration.id)) continue;
-      const statements: LoggedStatement[] = [];
-      const execute = ([sql, params]: LoggedStatement): void => {
-        this.engine.run(sql, params);
-        statements.push([sql, params]);
-      };
-      try {
-        this.engine.transaction(() => {
-          for (const step of migration.steps) {
-            const changes = stepStatements(step, this.schema);
-            changes.forEach(execute);
-            // Only the step's collection changed: reading every table after every step made a
-            // fresh store's migrations quadratic (most of a first start's time).
-            if (changes.length > 0) this.schema.set(stepCollection(step), loadCollectionSchema(this.engine, stepCollection(step)));
-          }
-          execute([INSERT_MIGRATION, [migration.id, new Date().toISOString()]]);
-        });
-      } catch (error) {
-        this.schema = loadSchema(this.engine);
-        throw new Error(`migration ${migration.id} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    const fromTemplate = applied.size === 0 && this.schema.size === 0 ? this.migrateFromTemplate(migrations) : undefined;
+    if (fromTemplate) durable.push(...fromTemplate);
+    else {
+      for (const migration of migrations) {
+        if (applied.has(migration.id)) continue;
+        let statements: LoggedStatement[];
+        try {
+          const planned = migrationStatements(migration, this.schema);
+          statements = [...planned.statements, [INSERT_MIGRATION, [migration.id, new Date().toISOString()]]];
+          this.engine.transaction(() => statements.forEach(([sql, params]) => this.engine.run(sql, params)));
+          // After the commit: a migration that fails leaves the schema as the rollback left the tables.
+          this.schema = planned.schema;
+        } catch (error) {
+          throw new Error(`migration ${migration.id} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        }
+        applied.add(migration.id);
+        durable.push(this.log.append(JSON.stringify(statements)));
       }
-      applied.add(migration.id);
-      durable.push(this.log.append(JSON.stringify(statements)));
     }
     await Promise.all(durable);
+  }
+
+  /**
+   * On a fresh store, applies `migrations` by loading their template (see `fresh-store-template.ts`)
+   * instead of running their statements, and logs the records that running them logs: their
+   * statements and their `_migrations` row each, so a replay of the log makes the same store.
+   * Undefined, having done nothing, when there is no template of them, when they do not plan (running
+   * them then reports it, migration by migration) or when the template does not load (logged).
+   */
+  private migrateFromTemplate(migrations: readonly Migration[]): Promise<void>[] | undefined {
+    let plan: MigrationPlan;
+    try {
+      plan = planFreshStore(migrations);
+    } catch {
+      return undefined;
+    }
+    const template = readFreshStoreTemplate(this.freshStoreTemplates, plan);
+    if (!template) return undefined;
+    const records = plan.migrations.map(({ id, statements }): LoggedStatement[] => [...statements, [INSERT_MIGRATION, [id, new Date().toISOString()]]]);
+    try {
+      this.engine.replaceImage(template.image);
+      this.engine.transaction(() => records.forEach((record) => this.engine.run(...record.at(-1)!)));
+    } catch (error) {
+      this.engine.replaceImage();
+      this.engine.run(CREATE_MIGRATIONS_TABLE);
+      this.logger.warn({ file: template.file, error: String(error) }, 'the fresh store template does not load: running the migrations instead');
+      return undefined;
+    }
+    this.schema = plan.schema;
+    return records.map((record) => this.log.append(JSON.stringify(record)));
   }
 
   async get(collection: string, id: string): Promise<Doc | undefined> {
@@ -263,7 +290,7 @@ export async function openSqlJsDatabase(options: SqlJsDatabaseOptions): Promise<
     logger.info({ dir, snapshotSeq, replayed }, 'opened the sql.js store');
     const snapshotter = new Snapshotter({ dir, wasmPath, logger }, log, snapshotSeq);
     const closeSnapshotMaxBytes = options.closeSnapshotMaxBytes ?? DEFAULT_CLOSE_SNAPSHOT_MAX_BYTES;
-    return new SqlJsDatabase(opened, log, snapshotter, logger, closeSnapshotMaxBytes, releaseLock);
+    return new SqlJsDatabase(opened, log, snapshotter, logger, closeSnapshotMaxBytes, releaseLock, options.freshStoreTemplates ?? FRESH_STORE_TEMPLATES);
   } catch (error) {
     engine?.close();
     releaseLock();
