@@ -61,13 +61,14 @@ describe('the packed @runloom/core in a scratch app', function () {
     if (app) rmSync(app, { recursive: true, force: true });
   });
 
-  it('packs dist only: the entry points, declarations, the code cache, the AI SDK bundle and the wasm, no sources or maps', async () => {
+  it('packs dist only: the entry points, declarations, the code cache, the AI SDK bundle, the wasm and a fresh store template, no sources or maps', async () => {
     const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', app], { cwd: CORE });
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     const files = packed!.files.map((file) => file.path);
     for (const expected of ['package.json', 'dist/index.js', 'dist/node.js', 'dist/testing.js', 'dist/runloom-core.js', 'dist/runloom-core.js.codecache', 'dist/require-with-code-cache.js', 'dist/ai-sdk.js', 'dist/sql-wasm.wasm', 'dist/sqljs-snapshot-worker.js', 'dist/types/index.d.ts', 'dist/types/node.d.ts', 'dist/types/testing/index.d.ts']) {
       assert.ok(files.includes(expected), `${expected} is not in the package`);
     }
+    assert.ok(files.some((file) => /^dist\/fresh-store-[0-9a-f]+\.sqlite$/.test(file)), 'no fresh store template is in the package');
     const unexpected = files.filter((file) => !(file === 'package.json' || /^README|^LICENSE/i.test(file) || file.startsWith('dist/')) || file.endsWith('.map') || file.endsWith('.tsbuildinfo'));
     assert.deepEqual(unexpected, []);
   });
