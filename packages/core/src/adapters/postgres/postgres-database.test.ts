@@ -42,6 +42,7 @@ describe('PostgresDatabase', function () {
   });
 
   const itemsMigration = { id: 'pg/001-items', steps: [{ createCollection: 'items', fields: { status: 'text' as const, rank: 'integer' as const } }] };
+  const notesMigration = { id: 'pg/002-notes', steps: [{ createCollection: 'notes', fields: { item_id: 'text' as const } }] };
 
   it('lets several instances migrate the same schema at once; each migration applies once', async () => {
     const instances = await Promise.all(Array.from({ length: 4 }, () => open()));
@@ -179,7 +180,6 @@ describe('PostgresDatabase', function () {
   });
 
   describe('group commit', () => {
-    const notesMigration = { id: 'pg/002-notes', steps: [{ createCollection: 'notes', fields: { item_id: 'text' as const } }] };
     let database: PostgresDatabase;
     /** Sessions of their own, outside the store's pool. */
     let observer: pg.Pool;
@@ -326,6 +326,46 @@ describe('PostgresDatabase', function () {
       assert.equal(await database.get('notes', 'half'), undefined);
       assert.equal(await database.count('items'), 21);
       assert.equal(await database.count('notes'), 20);
+    });
+  });
+
+  describe('coalesced gets', () => {
+    let database: PostgresDatabase;
+    beforeEach(async () => {
+      database = await open();
+      await database.migrate([itemsMigration, notesMigration]);
+      await database.write([
+        { op: 'insert', collection: 'items', doc: { id: 'a', n: 1 } },
+        { op: 'insert', collection: 'items', doc: { id: 'nul\u0000\u0001', n: 2 } },
+        { op: 'insert', collection: 'notes', doc: { id: 'a', item_id: 'a' } },
+      ]);
+    });
+
+    it('answers concurrent gets of several collections, the same id twice and missing ids as separate reads, each with its own document', async () => {
+      const asked: [string, string][] = [
+        ['items', 'a'],
+        ['notes', 'a'],
+        ['items', 'a'],
+        ['items', 'missing'],
+        ['notes', 'nul\u0000\u0001'],
+        ['items', 'nul\u0000\u0001'],
+        ...Array.from({ length: 30 }, (_, n): [string, string] => [n % 2 ? 'items' : 'notes', n % 3 ? 'a' : `none-${n}`]),
+      ];
+      const answers = await Promise.all(asked.map(([collection, id]) => database.get(collection, id)));
+      const alone: (Doc | undefined)[] = [];
+      for (const [collection, id] of asked) alone.push(await database.get(collection, id));
+      assert.deepEqual(answers, alone);
+      assert.deepEqual(answers.slice(0, 6), [{ id: 'a', n: 1 }, { id: 'a', item_id: 'a' }, { id: 'a', n: 1 }, undefined, undefined, { id: 'nul\u0000\u0001', n: 2 }]);
+      assert.notEqual(answers[0], answers[2]);
+    });
+
+    it('answers a get asked after a write resolved with that write, whatever gets are under way', async () => {
+      for (let n = 0; n < 20; n += 1) {
+        const earlier = Array.from({ length: 3 }, () => database.get('items', `late-${n}`));
+        await database.write([{ op: 'insert', collection: 'items', doc: { id: `late-${n}` } }]);
+        assert.deepEqual(await database.get('items', `late-${n}`), { id: `late-${n}` });
+        await Promise.all(earlier);
+      }
     });
   });
 

@@ -64,6 +64,14 @@ const WRITE_ATTEMPTS = 3;
 const BATCHES_IN_FLIGHT = 2;
 /** Most writes in one batch: bounds a transaction's size and how long its first write waits. */
 const MAX_BATCH_WRITES = 256;
+/**
+ * `get` queries under way at once. Gets asked meanwhile wait and share the next query, one round
+ * trip for all of them (a record read by many requests, a runnable or a provider's settings read
+ * by every run, is read once), where each alone would cost one of its own.
+ */
+const GETS_IN_FLIGHT = 2;
+/** Most gets answered by one query. */
+const MAX_GETS_PER_QUERY = 256;
 /** Sessions holding `withLock` locks at once; more callers (of other keys) wait for one. */
 const LOCK_SESSIONS = 8;
 
@@ -77,7 +85,8 @@ const LOCK_SESSIONS = 8;
  * A batch is one statement (`batchStatement`: one round trip), or a transaction of its statements
  * in order when it writes a row twice or one statement would pass the parameter limit. A write that
  * cannot apply in its batch is refused alone when it changed nothing; otherwise the batch applies
- * nothing and its writes run again one transaction each. Migrations run under an advisory lock.
+ * nothing and its writes run again one transaction each. `get`s are coalesced the same way: those
+ * asked while earlier ones are under way share one query. Migrations run under an advisory lock.
  *
  * Liveness: a holder is live while a connection of its process holds a session-level advisory lock
  * on a 64-bit hash of the schema and the holder. When the process dies (even `kill -9`) the server
@@ -97,6 +106,9 @@ export class PostgresDatabase implements Database {
   /** Writes waiting for a batch, oldest first. */
   private queued: PendingWrite[] = [];
   private batchesInFlight = 0;
+  /** `get`s waiting for a query, oldest first. */
+  private queuedGets: PendingGet[] = [];
+  private getsInFlight = 0;
   /** This process's callers of `withLock`, queued per key. */
   private readonly lockQueues = new SerialByKey();
 
@@ -131,8 +143,12 @@ export class PostgresDatabase implements Database {
 
   async get(collection: string, id: string): Promise<Doc | undefined> {
     await this.fields(collection);
-    const result = await this.pool.query<{ _doc: Doc }>(`SELECT "_doc" FROM ${this.table(collection)} WHERE "id" = $1`, [textValue(id)]);
-    return result.rows[0]?._doc;
+    const text = await new Promise<string | undefined>((resolve, reject) => {
+      this.queuedGets.push({ collection, id: textValue(id), resolve, reject });
+      this.startGets();
+    });
+    // Parsed per caller: each gets its own document, as from a query of its own.
+    return text === undefined ? undefined : (JSON.parse(text) as Doc);
   }
 
   async find(collection: string, query: Query = {}): Promise<Doc[]> {
@@ -247,6 +263,46 @@ export class PostgresDatabase implements Database {
   /** The text hashed into a holder's lock key: scoped by schema, so stores sharing a database stay apart. */
   private livenessKey(holder: string): string {
     return `runloom:live:${this.schema}:${holder}`;
+  }
+
+  /**
+   * Sends the queued `get`s as one query while fewer than GETS_IN_FLIGHT are under way. A get joins
+   * only a query not sent yet, so it sees every write that resolved before it was asked.
+   */
+  private startGets(): void {
+    while (this.queuedGets.length > 0 && this.getsInFlight < GETS_IN_FLIGHT) {
+      const gets = this.queuedGets.splice(0, MAX_GETS_PER_QUERY);
+      this.getsInFlight += 1;
+      void this.readGets(gets).finally(() => {
+        this.getsInFlight -= 1;
+        this.startGets();
+      });
+    }
+  }
+
+  /** Answers `gets` from one query: the distinct ids of each collection, its rows' documents as text. Never rejects. */
+  private async readGets(gets: PendingGet[]): Promise<void> {
+    const idsByCollection = new Map<string, Set<string>>();
+    for (const { collection, id } of gets) {
+      const ids = idsByCollection.get(collection) ?? new Set<string>();
+      ids.add(id);
+      idsByCollection.set(collection, ids);
+    }
+    const collections = [...idsByCollection.keys()];
+    const params = collections.map((collection) => [...idsByCollection.get(collection)!]);
+    const selects = collections.map(
+      (collection, index) => `SELECT ${index} AS "collection", "id", "_doc"::text AS "doc" FROM ${this.table(collection)} WHERE "id" = ANY($${index + 1}::text[])`,
+    );
+    let rows: { collection: number; id: string; doc: string }[];
+    try {
+      rows = (await this.pool.query<{ collection: number; id: string; doc: string }>(selects.join(' UNION ALL '), params)).rows;
+    } catch (error) {
+      for (const get of gets) get.reject(error);
+      return;
+    }
+    const found = new Map<string, string>();
+    for (const row of rows) found.set(`${collections[row.collection]}/${row.id}`, row.doc);
+    for (const get of gets) get.resolve(found.get(`${get.collection}/${get.id}`));
   }
 
   /** Starts a batch of the queued writes while fewer than BATCHES_IN_FLIGHT are committing. */
@@ -471,6 +527,14 @@ export class PostgresDatabase implements Database {
       }
     }
   }
+}
+
+/** A `get` waiting for its query: the collection and the id as stored (`textValue`). */
+interface PendingGet {
+  collection: string;
+  id: string;
+  resolve(docText: string | undefined): void;
+  reject(error: unknown): void;
 }
 
 /**
