@@ -7,6 +7,7 @@ import { PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { type ResolvedModel, resolveModel } from './llm-providers';
 import { isMimePattern } from './mime-patterns';
 import { TEMPLATE_REFERENCE } from './template-syntax';
+import { lazy } from '../lazy';
 
 /**
  * The configuration of a runnable (`config_content_parsed`, docs/api.md#configurations): the zod schemas
@@ -27,100 +28,123 @@ const STEP_OUTPUT_REFERENCE = /^steps\.([^.]+)\.output(?:\..+)?$/;
 /** Agent tool-calling loops stop after this many model turns unless `max_steps` says otherwise. */
 export const DEFAULT_AGENT_MAX_STEPS = 10;
 
-const identifier = (what: string) => z.string().regex(IDENTIFIER, `${what} must start with a letter or _ and hold only letters, digits, _ and -`);
-const jsonObject = z.record(z.string(), z.unknown());
-
-export const messageSchema = z.looseObject({
-  role: z.enum(['system', 'user', 'assistant']),
-  content: z.string(),
-});
-
-/** `system` and `messages`; `{{name}}` in either is filled from the run's embedded resources. */
-export const promptSchema = z
-  .looseObject({
-    system: z.string().optional(),
-    messages: z.array(messageSchema).optional(),
-  })
-  .refine((prompt) => prompt.system !== undefined || (prompt.messages?.length ?? 0) > 0, 'give prompt.system or at least one message');
-
-export const llmSchema = z.looseObject({
-  name: z.string().min(1).optional(),
-  /** Derived when absent (docs/api.md#configurations); always present in a parsed configuration. */
-  provider: z.enum(PROVIDER_NAMES).optional(),
-  model: z.string().min(1),
-  is_default: z.boolean().optional(),
-  params: z
-    .looseObject({
-      temperature: z.number().min(0).optional(),
-      max_tokens: z.int().min(1).optional(),
-      top_p: z.number().min(0).max(1).optional(),
-    })
-    .optional(),
-});
-
-const llmsSchema = z.array(llmSchema).min(1, 'list at least one model, or leave llms out');
-
-/** A placeholder (docs/api.md#configurations). `type`, `mime_types` and `required` are filled in when absent. */
-export const inputSchema = z.looseObject({
-  name: identifier('an input name'),
-  description: z.string().optional(),
-  type: z.enum(['text', 'file', 'json']).optional(),
-  mime_types: z
-    .array(z.string().refine(isMimePattern, 'not a MIME type pattern: write type/subtype, e.g. text/plain, image/*, */*'))
-    .min(1, 'list at least one MIME type, e.g. */*')
-    .optional(),
-  required: z.boolean().optional(),
-  transforms: z.array(z.unknown()).optional(),
-  metadata: z
-    .looseObject({
-      /** JSON Schema (draft 7) the resource's metadata must satisfy. */
-      schema: jsonObject.optional(),
-      required: z.boolean().optional(),
-    })
-    .nullable()
-    .optional(),
-  /** The documented spelling of `metadata.schema` (docs/api.md#configurations). */
-  metadata_schema: jsonObject.nullable().optional(),
-});
-
-const commonFields = {
-  name: z.string().optional(),
-  description: z.string().optional(),
-  /** Records traces of runs when the run's `telemetry_strategy` is `default`; on unless false. */
-  telemetry: z.boolean().optional(),
-  inputs: z.array(inputSchema).optional(),
-  /** Structured outputs: output name → JSON Schema. */
-  schemas: jsonObject.optional(),
-};
-
-export const promptConfigSchema = z.looseObject({
-  ...commonFields,
-  type: z.literal('prompt').optional(),
-  prompt: promptSchema,
-  llms: llmsSchema.optional(),
-});
-
 /**
- * A flow step's transform. Its string fields are templates; a template that is exactly one
- * `{{reference}}` passes the referenced value through unchanged (an object stays an object).
+ * The zod schemas of a configuration, made on first use (`lazy`): made at load, they were ~10 ms of
+ * every start, and only requests that read a configuration (or the OpenAPI document) need them.
  */
-export const transformSchema = z.discriminatedUnion('transform', [
-  /** Renders `template`; the output is the text. */
-  z.looseObject({ transform: z.literal('template'), template: z.string() }),
-  /** Parses the rendered `input` as JSON. */
-  z.looseObject({ transform: z.literal('json_parse'), input: z.string() }),
-  /** Takes the value at a dot `path` (`a.b.0`) of the JSON value `input`. */
-  z.looseObject({ transform: z.literal('pick'), input: z.string(), path: z.string().min(1) }),
-]);
+function makePartSchemas() {
+  const identifier = (what: string) => z.string().regex(IDENTIFIER, `${what} must start with a letter or _ and hold only letters, digits, _ and -`);
+  const jsonObject = z.record(z.string(), z.unknown());
 
-/** An inline prompt; without `llms` it uses the flow's. */
-export const promptUseSchema = z.looseObject({ prompt: promptSchema, llms: llmsSchema.optional() });
-export const runnableUseSchema = z.looseObject({ runnable: z.uuid('a runnable id (UUID)') });
-const runnableIdSchema = z.uuid('expected a runnable id (UUID), {prompt: …}, {runnable: …} or {transform: …}');
+  const messageSchema = z.looseObject({
+    role: z.enum(['system', 'user', 'assistant']),
+    content: z.string(),
+  });
 
-export type PromptUse = z.infer<typeof promptUseSchema>;
-export type RunnableUse = z.infer<typeof runnableUseSchema>;
-export type TransformUse = z.infer<typeof transformSchema>;
+  /** `system` and `messages`; `{{name}}` in either is filled from the run's embedded resources. */
+  const promptSchema = z
+    .looseObject({
+      system: z.string().optional(),
+      messages: z.array(messageSchema).optional(),
+    })
+    .refine((prompt) => prompt.system !== undefined || (prompt.messages?.length ?? 0) > 0, 'give prompt.system or at least one message');
+
+  const llmSchema = z.looseObject({
+    name: z.string().min(1).optional(),
+    /** Derived when absent (docs/api.md#configurations); always present in a parsed configuration. */
+    provider: z.enum(PROVIDER_NAMES).optional(),
+    model: z.string().min(1),
+    is_default: z.boolean().optional(),
+    params: z
+      .looseObject({
+        temperature: z.number().min(0).optional(),
+        max_tokens: z.int().min(1).optional(),
+        top_p: z.number().min(0).max(1).optional(),
+      })
+      .optional(),
+  });
+
+  const llmsSchema = z.array(llmSchema).min(1, 'list at least one model, or leave llms out');
+
+  /** A placeholder (docs/api.md#configurations). `type`, `mime_types` and `required` are filled in when absent. */
+  const inputSchema = z.looseObject({
+    name: identifier('an input name'),
+    description: z.string().optional(),
+    type: z.enum(['text', 'file', 'json']).optional(),
+    mime_types: z
+      .array(z.string().refine(isMimePattern, 'not a MIME type pattern: write type/subtype, e.g. text/plain, image/*, */*'))
+      .min(1, 'list at least one MIME type, e.g. */*')
+      .optional(),
+    required: z.boolean().optional(),
+    transforms: z.array(z.unknown()).optional(),
+    metadata: z
+      .looseObject({
+        /** JSON Schema (draft 7) the resource's metadata must satisfy. */
+        schema: jsonObject.optional(),
+        required: z.boolean().optional(),
+      })
+      .nullable()
+      .optional(),
+    /** The documented spelling of `metadata.schema` (docs/api.md#configurations). */
+    metadata_schema: jsonObject.nullable().optional(),
+  });
+
+  const commonFields = {
+    name: z.string().optional(),
+    description: z.string().optional(),
+    /** Records traces of runs when the run's `telemetry_strategy` is `default`; on unless false. */
+    telemetry: z.boolean().optional(),
+    inputs: z.array(inputSchema).optional(),
+    /** Structured outputs: output name → JSON Schema. */
+    schemas: jsonObject.optional(),
+  };
+
+  const promptConfigSchema = z.looseObject({
+    ...commonFields,
+    type: z.literal('prompt').optional(),
+    prompt: promptSchema,
+    llms: llmsSchema.optional(),
+  });
+
+  /**
+   * A flow step's transform. Its string fields are templates; a template that is exactly one
+   * `{{reference}}` passes the referenced value through unchanged (an object stays an object).
+   */
+  const transformSchema = z.discriminatedUnion('transform', [
+    /** Renders `template`; the output is the text. */
+    z.looseObject({ transform: z.literal('template'), template: z.string() }),
+    /** Parses the rendered `input` as JSON. */
+    z.looseObject({ transform: z.literal('json_parse'), input: z.string() }),
+    /** Takes the value at a dot `path` (`a.b.0`) of the JSON value `input`. */
+    z.looseObject({ transform: z.literal('pick'), input: z.string(), path: z.string().min(1) }),
+  ]);
+
+  /** An inline prompt; without `llms` it uses the flow's. */
+  const promptUseSchema = z.looseObject({ prompt: promptSchema, llms: llmsSchema.optional() });
+  const runnableUseSchema = z.looseObject({ runnable: z.uuid('a runnable id (UUID)') });
+  const runnableIdSchema = z.uuid('expected a runnable id (UUID), {prompt: …}, {runnable: …} or {transform: …}');
+  return {
+    identifier,
+    jsonObject,
+    messageSchema,
+    promptSchema,
+    llmSchema,
+    llmsSchema,
+    inputSchema,
+    commonFields,
+    promptConfigSchema,
+    transformSchema,
+    promptUseSchema,
+    runnableUseSchema,
+    runnableIdSchema,
+  };
+}
+const partSchemas = lazy(makePartSchemas);
+type PartSchemas = ReturnType<typeof makePartSchemas>;
+
+export type PromptUse = z.infer<PartSchemas['promptUseSchema']>;
+export type RunnableUse = z.infer<PartSchemas['runnableUseSchema']>;
+export type TransformUse = z.infer<PartSchemas['transformSchema']>;
 export type StepUses = string | PromptUse | RunnableUse | TransformUse;
 
 export function isPromptUse(uses: StepUses): uses is PromptUse {
@@ -132,6 +156,7 @@ export function isTransformUse(uses: StepUses): uses is TransformUse {
 
 /** What a step runs, told apart by its key: a runnable id, `{prompt}`, `{runnable}` or `{transform}`. */
 function usesVariant(value: unknown): z.ZodType | undefined {
+  const { runnableIdSchema, promptUseSchema, runnableUseSchema, transformSchema } = partSchemas();
   if (typeof value === 'string') return runnableIdSchema;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   if ('prompt' in value) return promptUseSchema;
@@ -140,100 +165,110 @@ function usesVariant(value: unknown): z.ZodType | undefined {
   return undefined;
 }
 
-const usesSchema = z
-  .custom<StepUses>()
-  .superRefine((value, context) => {
-    if (value === undefined) {
-      context.addIssue({ code: 'custom', message: 'is required' });
-      return;
-    }
-    const variant = usesVariant(value);
-    if (!variant) {
-      context.addIssue({
-        code: 'custom',
-        message: 'expected a runnable id (UUID), {prompt: …}, {runnable: …} or {transform: …}',
-      });
-      return;
-    }
-    const result = variant.safeParse(value, { error: issueMessage });
-    for (const issue of result.error?.issues ?? []) context.addIssue({ code: 'custom', message: issue.message, path: issue.path });
-  })
-  .meta({ description: 'a runnable id (UUID), {prompt, llms?}, {runnable} or {transform, …}' });
+/** The schemas of a whole configuration (see `makePartSchemas`). */
+function makeConfigSchemas() {
+  const { identifier, jsonObject, promptSchema, llmsSchema, commonFields, promptConfigSchema } = partSchemas();
+  const usesSchema = z
+    .custom<StepUses>()
+    .superRefine((value, context) => {
+      if (value === undefined) {
+        context.addIssue({ code: 'custom', message: 'is required' });
+        return;
+      }
+      const variant = usesVariant(value);
+      if (!variant) {
+        context.addIssue({
+          code: 'custom',
+          message: 'expected a runnable id (UUID), {prompt: …}, {runnable: …} or {transform: …}',
+        });
+        return;
+      }
+      const result = variant.safeParse(value, { error: issueMessage });
+      for (const issue of result.error?.issues ?? []) context.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    })
+    .meta({ description: 'a runnable id (UUID), {prompt, llms?}, {runnable} or {transform, …}' });
 
-export const stepSchema = z.looseObject({
-  id: identifier('a step id'),
-  description: z.string().optional(),
-  uses: usesSchema,
-  /** Steps that run first. A `{{steps.ID.output}}` reference adds ID implicitly. */
-  needs: z.array(z.string()).optional(),
-  /** Inputs of the step: templates over the flow's inputs and earlier steps' outputs. */
-  with: jsonObject.optional(),
-});
-export type FlowStep = z.infer<typeof stepSchema>;
-
-export const flowConfigSchema = z.looseObject({
-  ...commonFields,
-  type: z.literal('flow'),
-  /** Models of inline prompt steps that name none. */
-  llms: llmsSchema.optional(),
-  steps: z.array(stepSchema).min(1, 'a flow needs at least one step'),
-  /** Id of the step whose output is the flow's output; default: the last step. */
-  output: z.string().optional(),
-});
-
-const toolName = z.string().regex(TOOL_NAME, 'a tool name holds 1 to 64 letters, digits, _ and -');
-
-export const toolSchema = z.discriminatedUnion('type', [
-  /** Calls another runnable of the account with the arguments as its inputs. */
-  z.looseObject({ type: z.literal('runnable'), runnable_id: z.uuid('a runnable id (UUID)'), name: toolName.optional(), description: z.string().optional() }),
-  /** An HTTP call: GET sends the arguments as query parameters, POST as a JSON body. */
-  z.looseObject({
-    type: z.literal('http'),
-    name: toolName,
+  const stepSchema = z.looseObject({
+    id: identifier('a step id'),
     description: z.string().optional(),
-    method: z.enum(['GET', 'POST']),
-    url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
-    headers: z.record(z.string(), z.string()).optional(),
-    /** JSON Schema (draft 7) of the arguments. */
-    parameters: jsonObject.optional(),
-  }),
-  /** Reads a file of a workspace (the run's own when `workspace_id` is absent). */
-  z.looseObject({
-    type: z.literal('workspace_file_read'),
-    name: toolName.optional(),
-    description: z.string().optional(),
-    workspace_id: z.uuid('a workspace id (UUID)').optional(),
-  }),
-]);
-export type AgentTool = z.infer<typeof toolSchema>;
+    uses: usesSchema,
+    /** Steps that run first. A `{{steps.ID.output}}` reference adds ID implicitly. */
+    needs: z.array(z.string()).optional(),
+    /** Inputs of the step: templates over the flow's inputs and earlier steps' outputs. */
+    with: jsonObject.optional(),
+  });
 
-export const agentConfigSchema = z.looseObject({
-  ...commonFields,
-  type: z.literal('agent'),
-  prompt: promptSchema.optional(),
-  /** Shorthand for one model: `model` (optionally `provider/model`) and `provider`. */
-  model: z.string().min(1).optional(),
-  provider: z.enum(PROVIDER_NAMES).optional(),
-  llms: llmsSchema.optional(),
-  tools: z.array(toolSchema).optional(),
-  max_steps: z.int().min(1).max(100).optional(),
-});
+  const flowConfigSchema = z.looseObject({
+    ...commonFields,
+    type: z.literal('flow'),
+    /** Models of inline prompt steps that name none. */
+    llms: llmsSchema.optional(),
+    steps: z.array(stepSchema).min(1, 'a flow needs at least one step'),
+    /** Id of the step whose output is the flow's output; default: the last step. */
+    output: z.string().optional(),
+  });
 
-export type PromptConfig = z.infer<typeof promptConfigSchema>;
-export type FlowConfig = z.infer<typeof flowConfigSchema>;
-export type AgentConfig = z.infer<typeof agentConfigSchema>;
+  const toolName = z.string().regex(TOOL_NAME, 'a tool name holds 1 to 64 letters, digits, _ and -');
+
+  const toolSchema = z.discriminatedUnion('type', [
+    /** Calls another runnable of the account with the arguments as its inputs. */
+    z.looseObject({ type: z.literal('runnable'), runnable_id: z.uuid('a runnable id (UUID)'), name: toolName.optional(), description: z.string().optional() }),
+    /** An HTTP call: GET sends the arguments as query parameters, POST as a JSON body. */
+    z.looseObject({
+      type: z.literal('http'),
+      name: toolName,
+      description: z.string().optional(),
+      method: z.enum(['GET', 'POST']),
+      url: z.url({ protocol: /^https?$/, error: 'an http(s) URL' }),
+      headers: z.record(z.string(), z.string()).optional(),
+      /** JSON Schema (draft 7) of the arguments. */
+      parameters: jsonObject.optional(),
+    }),
+    /** Reads a file of a workspace (the run's own when `workspace_id` is absent). */
+    z.looseObject({
+      type: z.literal('workspace_file_read'),
+      name: toolName.optional(),
+      description: z.string().optional(),
+      workspace_id: z.uuid('a workspace id (UUID)').optional(),
+    }),
+  ]);
+
+  const agentConfigSchema = z.looseObject({
+    ...commonFields,
+    type: z.literal('agent'),
+    prompt: promptSchema.optional(),
+    /** Shorthand for one model: `model` (optionally `provider/model`) and `provider`. */
+    model: z.string().min(1).optional(),
+    provider: z.enum(PROVIDER_NAMES).optional(),
+    llms: llmsSchema.optional(),
+    tools: z.array(toolSchema).optional(),
+    max_steps: z.int().min(1).max(100).optional(),
+  });
+
+  /** Any variant: for documentation (OpenAPI, editor schemas); parsing dispatches on `type`. */
+  const runnableConfigSchema = z.union([promptConfigSchema, flowConfigSchema, agentConfigSchema]).meta({ id: 'RunnableConfig' });
+  // Typed as any schema: the configuration types are read from this function's result.
+  const variants: Record<RunnableType, z.ZodType> = {
+    prompt: promptConfigSchema,
+    flow: flowConfigSchema,
+    agent: agentConfigSchema,
+  };
+  return { stepSchema, toolSchema, flowConfigSchema, agentConfigSchema, runnableConfigSchema, variants };
+}
+const configSchemas = lazy(makeConfigSchemas);
+type ConfigSchemas = ReturnType<typeof makeConfigSchemas>;
+
+export type FlowStep = z.infer<ConfigSchemas['stepSchema']>;
+export type AgentTool = z.infer<ConfigSchemas['toolSchema']>;
+export type PromptConfig = z.infer<PartSchemas['promptConfigSchema']>;
+export type FlowConfig = z.infer<ConfigSchemas['flowConfigSchema']>;
+export type AgentConfig = z.infer<ConfigSchemas['agentConfigSchema']>;
 export type RunnableConfig = PromptConfig | FlowConfig | AgentConfig;
-export type LlmConfig = z.infer<typeof llmSchema>;
-export type InputConfig = z.infer<typeof inputSchema>;
+export type LlmConfig = z.infer<PartSchemas['llmSchema']>;
+export type InputConfig = z.infer<PartSchemas['inputSchema']>;
 
-/** Any variant: for documentation (OpenAPI, editor schemas); parsing dispatches on `type`. */
-export const runnableConfigSchema = z.union([promptConfigSchema, flowConfigSchema, agentConfigSchema]).meta({ id: 'RunnableConfig' });
-
-const VARIANT_SCHEMAS: Record<RunnableType, z.ZodType<RunnableConfig>> = {
-  prompt: promptConfigSchema,
-  flow: flowConfigSchema,
-  agent: agentConfigSchema,
-};
+/** Any variant: for documentation (OpenAPI, editor schemas); parsing dispatches on `type`. Made on first use. */
+export const runnableConfigSchema = z.lazy(() => configSchemas().runnableConfigSchema);
 
 export interface ConfigDiagnostic {
   /** Dot path into the configuration (`llms.0.model`); '' for the whole text. */
@@ -351,13 +386,13 @@ function checkRunnableConfig(value: unknown, options: ParseRunnableConfigOptions
     return { parsed: undefined, type: 'prompt', diagnostics, usesEnabledProviders: false };
   }
   const type = (declaredType ?? 'prompt') as RunnableType;
-  const result = VARIANT_SCHEMAS[type].safeParse(value, { error: issueMessage });
+  const result = configSchemas().variants[type].safeParse(value, { error: issueMessage });
   if (!result.success) {
     for (const issue of result.error.issues) report(issue.path as Path, issue.message);
     return { parsed: undefined, type, diagnostics, usesEnabledProviders: false };
   }
 
-  const config = result.data;
+  const config = result.data as RunnableConfig;
   checkAndDeriveInputs(config, report);
   const enabledProviders = options.enabledProviders ?? [];
   let usesEnabledProviders = false;
