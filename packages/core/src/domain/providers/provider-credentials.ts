@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DomainError, type ErrorDetail } from '../errors';
+import { lazy } from '../lazy';
 import type { ProviderName } from '../../ports/provider-names';
 
 /** `{api_key, base_url?}`: every vendor that authenticates with one key. */
@@ -47,12 +48,6 @@ function text(field: string, maxLength: number): z.ZodString {
 
 const secret = (field: string): z.ZodString => text(field, MAX_SECRET_LENGTH);
 
-/** Every provider accepts a `base_url` (proxies, gateways, compatible servers, tests). */
-const baseUrl = z
-  .url({ protocol: /^https?$/, error: 'base_url must be an http(s) URL, e.g. https://gateway.example.com/v1' })
-  .max(2048, 'base_url must be at most 2048 characters')
-  .optional();
-
 type Shape = Record<string, z.ZodType>;
 
 interface CredentialSpec {
@@ -63,81 +58,94 @@ interface CredentialSpec {
   check?: (credentials: Record<string, unknown>, context: z.RefinementCtx) => void;
 }
 
-const apiKeySpec: CredentialSpec = { shape: { api_key: secret('api_key'), base_url: baseUrl }, accepted: '{api_key, base_url?}' };
-
-const specs: Record<ProviderName, CredentialSpec> = {
-  openai: apiKeySpec,
-  anthropic: apiKeySpec,
-  google: apiKeySpec,
-  'azure-openai': {
-    shape: {
-      api_key: secret('api_key'),
-      resource_name: text('resource_name', 255)
-        .regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/, 'resource_name must be an Azure resource name (letters, digits and hyphens)')
-        .optional(),
-      base_url: baseUrl,
-      api_version: text('api_version', 64).optional(),
-    },
-    accepted: '{api_key, resource_name | base_url, api_version?}',
-    check: (credentials, context) => {
-      if (credentials.resource_name === undefined && credentials.base_url === undefined) {
-        context.addIssue({ code: 'custom', path: ['resource_name'], message: 'azure-openai needs resource_name or base_url' });
-      }
-    },
-  },
-  mistral: apiKeySpec,
-  'aws-bedrock': {
-    shape: {
-      region: text('region', 64).regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'region must be an AWS region such as us-east-1'),
-      access_key_id: secret('access_key_id').optional(),
-      secret_access_key: secret('secret_access_key').optional(),
-      session_token: secret('session_token').optional(),
-      api_key: secret('api_key').optional(),
-      base_url: baseUrl,
-    },
-    accepted: '{region, access_key_id, secret_access_key, session_token?, base_url?} or {region, api_key, base_url?}',
-    check: (credentials, context) => {
-      const hasKeyPair = credentials.access_key_id !== undefined || credentials.secret_access_key !== undefined;
-      if (credentials.api_key !== undefined) {
-        if (hasKeyPair || credentials.session_token !== undefined) {
-          context.addIssue({ code: 'custom', path: ['api_key'], message: 'aws-bedrock takes either api_key or access keys, not both' });
-        }
-        return;
-      }
-      if (!hasKeyPair) {
-        context.addIssue({
-          code: 'custom',
-          path: ['access_key_id'],
-          message: 'aws-bedrock needs access_key_id and secret_access_key (session_token optional), or api_key',
-        });
-        return;
-      }
-      for (const field of ['access_key_id', 'secret_access_key'] as const) {
-        if (credentials[field] === undefined) {
-          context.addIssue({ code: 'custom', path: [field], message: `${field} is required with access keys` });
-        }
-      }
-    },
-  },
-  groq: apiKeySpec,
-};
-
 /**
- * The object of each shape. Unknown fields are refused (a misspelt `apiKey` would otherwise vanish,
- * or be stored unmasked), naming the fields the provider takes.
+ * Each provider's credential rules and schemas, made on first use: made at load, they were a few
+ * milliseconds of every start, and only requests that set a provider's credentials need them.
  */
-const enabledSchemas = new Map<ProviderName, z.ZodType>();
-const disabledSchemas = new Map<ProviderName, z.ZodType>();
-for (const [provider, spec] of Object.entries(specs) as [ProviderName, CredentialSpec][]) {
-  const object = z.strictObject(spec.shape);
-  const check = spec.check;
-  enabledSchemas.set(provider, check ? object.superRefine((value, context) => check(value, context)) : object);
-  // A disabled entry may be incomplete (even `{}`), but what it holds must still be known fields of the right types.
-  disabledSchemas.set(provider, object.partial());
-}
+const credentialRules = lazy(() => {
+  /** Every provider accepts a `base_url` (proxies, gateways, compatible servers, tests). */
+  const baseUrl = z
+    .url({ protocol: /^https?$/, error: 'base_url must be an http(s) URL, e.g. https://gateway.example.com/v1' })
+    .max(2048, 'base_url must be at most 2048 characters')
+    .optional();
 
-/** Every field some provider's credentials take: sent beside `credentials` instead of inside, it is refused. */
-const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(Object.values(specs).flatMap((spec) => Object.keys(spec.shape)));
+  const apiKeySpec: CredentialSpec = { shape: { api_key: secret('api_key'), base_url: baseUrl }, accepted: '{api_key, base_url?}' };
+
+  const specs: Record<ProviderName, CredentialSpec> = {
+    openai: apiKeySpec,
+    anthropic: apiKeySpec,
+    google: apiKeySpec,
+    'azure-openai': {
+      shape: {
+        api_key: secret('api_key'),
+        resource_name: text('resource_name', 255)
+          .regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/, 'resource_name must be an Azure resource name (letters, digits and hyphens)')
+          .optional(),
+        base_url: baseUrl,
+        api_version: text('api_version', 64).optional(),
+      },
+      accepted: '{api_key, resource_name | base_url, api_version?}',
+      check: (credentials, context) => {
+        if (credentials.resource_name === undefined && credentials.base_url === undefined) {
+          context.addIssue({ code: 'custom', path: ['resource_name'], message: 'azure-openai needs resource_name or base_url' });
+        }
+      },
+    },
+    mistral: apiKeySpec,
+    'aws-bedrock': {
+      shape: {
+        region: text('region', 64).regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'region must be an AWS region such as us-east-1'),
+        access_key_id: secret('access_key_id').optional(),
+        secret_access_key: secret('secret_access_key').optional(),
+        session_token: secret('session_token').optional(),
+        api_key: secret('api_key').optional(),
+        base_url: baseUrl,
+      },
+      accepted: '{region, access_key_id, secret_access_key, session_token?, base_url?} or {region, api_key, base_url?}',
+      check: (credentials, context) => {
+        const hasKeyPair = credentials.access_key_id !== undefined || credentials.secret_access_key !== undefined;
+        if (credentials.api_key !== undefined) {
+          if (hasKeyPair || credentials.session_token !== undefined) {
+            context.addIssue({ code: 'custom', path: ['api_key'], message: 'aws-bedrock takes either api_key or access keys, not both' });
+          }
+          return;
+        }
+        if (!hasKeyPair) {
+          context.addIssue({
+            code: 'custom',
+            path: ['access_key_id'],
+            message: 'aws-bedrock needs access_key_id and secret_access_key (session_token optional), or api_key',
+          });
+          return;
+        }
+        for (const field of ['access_key_id', 'secret_access_key'] as const) {
+          if (credentials[field] === undefined) {
+            context.addIssue({ code: 'custom', path: [field], message: `${field} is required with access keys` });
+          }
+        }
+      },
+    },
+    groq: apiKeySpec,
+  };
+
+  /**
+   * The object of each shape. Unknown fields are refused (a misspelt `apiKey` would otherwise vanish,
+   * or be stored unmasked), naming the fields the provider takes.
+   */
+  const enabledSchemas = new Map<ProviderName, z.ZodType>();
+  const disabledSchemas = new Map<ProviderName, z.ZodType>();
+  for (const [provider, spec] of Object.entries(specs) as [ProviderName, CredentialSpec][]) {
+    const object = z.strictObject(spec.shape);
+    const check = spec.check;
+    enabledSchemas.set(provider, check ? object.superRefine((value, context) => check(value, context)) : object);
+    // A disabled entry may be incomplete (even `{}`), but what it holds must still be known fields of the right types.
+    disabledSchemas.set(provider, object.partial());
+  }
+
+  /** Every field some provider's credentials take: sent beside `credentials` instead of inside, it is refused. */
+  const fields: ReadonlySet<string> = new Set(Object.values(specs).flatMap((spec) => Object.keys(spec.shape)));
+  return { specs, enabledSchemas, disabledSchemas, fields };
+});
 
 /**
  * Validates `credentials` for `provider`: completely when the provider is enabled, known fields
@@ -145,6 +153,7 @@ const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(Object.values(specs).flat
  * `credentials.` and whose message says which fields the provider takes.
  */
 export function parseCredentials(provider: ProviderName, enabled: boolean, credentials: unknown): Record<string, string> {
+  const { specs, enabledSchemas, disabledSchemas } = credentialRules();
   const schema = (enabled ? enabledSchemas : disabledSchemas).get(provider)!;
   const result = schema.safeParse(credentials);
   if (result.success) return result.data as Record<string, string>;
@@ -165,7 +174,8 @@ export function parseCredentials(provider: ProviderName, enabled: boolean, crede
  * "base_url": …}`), which would otherwise be dropped without a word.
  */
 export function refuseMisplacedCredentials(provider: ProviderName, input: object): void {
-  const misplaced = Object.keys(input).filter((key) => CREDENTIAL_FIELDS.has(key));
+  const { specs, fields } = credentialRules();
+  const misplaced = Object.keys(input).filter((key) => fields.has(key));
   if (misplaced.length === 0) return;
   const example = `{"enabled": true, "credentials": {${misplaced.map((key) => `"${key}": …`).join(', ')}}}`;
   throw DomainError.invalid(
