@@ -90,7 +90,8 @@ export function parseRunloomOptions(options: unknown): { overrides: Partial<Runl
     throw new RunloomOptionsError('createRunloom: options must be an object');
   }
   const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
-  const result = optionsSchema.safeParse(defined);
+  // Parsed once a Runloom: zod's generated fast path for an object (a `new Function` to compile) would cost more than it saves.
+  const result = optionsSchema.safeParse(defined, { jitless: true });
   if (!result.success) throw new RunloomOptionsError(describe(result.error.issues[0]!));
   const { modules = [], ...overrides } = result.data as Partial<RunloomConfig> & { modules?: ContainerModule[] };
   if (overrides.s3Endpoint !== undefined && !isS3Url(overrides.blobStore ?? '')) {

@@ -395,7 +395,8 @@ function parseCommand(command: Command, args: string[], env: Env): { own: Record
   }
 
   const schema = z.object(Object.fromEntries(flags.map(([name, row]) => [name, row.schema.optional()])));
-  const result = schema.safeParse(raw);
+  // Parsed once: zod's generated fast path for an object (a `new Function` to compile) would cost more than it saves.
+  const result = schema.safeParse(raw, { jitless: true });
   if (!result.success) throw new UsageError(describe(result.error.issues[0]!, raw, sources), false);
 
   const own: Record<string, unknown> = {};
