@@ -78,22 +78,30 @@ describe('PinoLogger', () => {
     assert.match(stderr, /fsyncs 0\n/);
   });
 
-  it('writes the lines still waiting when the process exits', async function () {
+  it('writes the lines still waiting when the process exits, of every stdout logger, through one exit listener', async function () {
     this.timeout(20_000);
+    // Twelve loggers (an app that creates a Runloom per tenant or per test): listeners per logger
+    // would pass Node's limit of ten and warn on stderr.
     const script = `
       const { PinoLogger } = require(${JSON.stringify(require.resolve('./pino-logger'))});
-      const logger = new PinoLogger();
-      for (let line = 0; line < 3; line += 1) logger.info({ line }, 'before exit');
+      const loggers = [new PinoLogger()];
+      const listenersAfterOne = process.listenerCount('exit');
+      for (let more = 1; more < 12; more += 1) loggers.push(new PinoLogger());
+      for (let line = 0; line < 24; line += 1) loggers[line % 12].info({ line }, 'before exit');
+      process.stderr.write('exit listeners added by 11 more loggers: ' + (process.listenerCount('exit') - listenersAfterOne) + '\\n');
       process.exit(0);
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const [code] = (await once(child, 'close')) as [number];
-    assert.equal(code, 0);
+    assert.equal(code, 0, stderr);
+    assert.equal(stderr, 'exit listeners added by 11 more loggers: 0\n');
     assert.deepEqual(
       stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { line: number }).line),
-      [0, 1, 2],
+      Array.from({ length: 24 }, (_, line) => line),
     );
   });
 });

@@ -20,13 +20,11 @@ export class PinoLogger implements Logger {
 
   /**
    * Without `destination`: stdout, batched and written asynchronously, each line out within
-   * FLUSH_DELAY_MS (`flushSync` before the process exits; it also runs on exit).
+   * FLUSH_DELAY_MS (`flushSync` before the process exits; it also runs on exit). Every such logger
+   * of the process shares one batching, so their lines never interleave and one exit listener serves all.
    */
   constructor(destination?: pino.DestinationStream, level: string = process.env.RUNLOOM_LOG_LEVEL ?? 'info') {
-    if (destination === undefined) {
-      this.stdout = new LineBatches(pino.destination({ dest: 1, sync: false }));
-      process.once('exit', () => this.flushSync());
-    }
+    if (destination === undefined) this.stdout = stdoutBatches();
     this.destination = destination ?? this.stdout!;
     this.logger = pino({ level, base: undefined }, this.destination);
   }
@@ -48,6 +46,18 @@ export class PinoLogger implements Logger {
   flushSync(): void {
     (this.destination as { flushSync?: () => void }).flushSync?.();
   }
+}
+
+let processStdout: LineBatches | undefined;
+
+/** The process's one batching in front of stdout, written out when the process exits. */
+function stdoutBatches(): LineBatches {
+  if (processStdout === undefined) {
+    const batches = new LineBatches(pino.destination({ dest: 1, sync: false }));
+    process.once('exit', () => batches.flushSync());
+    processStdout = batches;
+  }
+  return processStdout;
 }
 
 /**
