@@ -23,6 +23,7 @@ import { locateSqlWasm, type LoggedStatement, SqlEngine, type SqlParam } from '.
 import {
   type CollectionSchema,
   CREATE_MIGRATIONS_TABLE,
+  HAS_MIGRATIONS_TABLE,
   indexUpgradeStatements,
   INSERT_MIGRATION,
   loadSchema,
@@ -91,10 +92,13 @@ export class SqlJsDatabase implements Database {
       this.engine.transaction(() => indexUpgrade.forEach(([sql, params]) => this.engine.run(sql, params)));
       durable.push(this.log.append(JSON.stringify(indexUpgrade)));
     }
-    const applied = new Set(this.engine.all(SELECT_MIGRATION_IDS).map(([id]) => id as string));
-    const fromTemplate = applied.size === 0 && this.schema.size === 0 ? this.migrateFromTemplate(migrations) : undefined;
+    // A fresh store has no table of applied migrations yet (see `openSqlJsDatabase`).
+    const fresh = this.engine.all(HAS_MIGRATIONS_TABLE).length === 0;
+    const fromTemplate = fresh ? this.migrateFromTemplate(migrations) : undefined;
     if (fromTemplate) durable.push(...fromTemplate);
     else {
+      if (fresh) this.engine.run(CREATE_MIGRATIONS_TABLE);
+      const applied = new Set(this.engine.all(SELECT_MIGRATION_IDS).map(([id]) => id as string));
       for (const migration of migrations) {
         if (applied.has(migration.id)) continue;
         let statements: LoggedStatement[];
@@ -136,7 +140,6 @@ export class SqlJsDatabase implements Database {
       this.engine.transaction(() => records.forEach((record) => this.engine.run(...record.at(-1)!)));
     } catch (error) {
       this.engine.replaceImage();
-      this.engine.run(CREATE_MIGRATIONS_TABLE);
       this.logger.warn({ file: template.file, error: String(error) }, 'the fresh store template does not load: running the migrations instead');
       return undefined;
     }
@@ -278,14 +281,21 @@ export async function openSqlJsDatabase(options: SqlJsDatabaseOptions): Promise<
     const wasmPath = locateSqlWasm();
     const opened = await SqlEngine.open(wasmPath, snapshot?.image);
     engine = opened;
-    opened.run(CREATE_MIGRATIONS_TABLE);
+    // The table of applied migrations, before anything that may fill it; a fresh store (no snapshot,
+    // nothing to replay) gets it from `migrate`, with its template's image if there is one: the
+    // CREATE, the only schema change such a start would make, cost it SQLite's compiling of them.
+    const createMigrationsTable = (): void => void opened.run(CREATE_MIGRATIONS_TABLE);
+    if (snapshot) createMigrationsTable();
     const snapshotSeq = snapshot?.seq ?? 0;
     const { log, replayed } = await OperationLog.open({
       dir,
       snapshotSeq,
       segmentBytes: options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
       logger,
-      apply: (payloads) => opened.applyRecords(payloads),
+      apply: (payloads) => {
+        if (payloads.length > 0) createMigrationsTable();
+        opened.applyRecords(payloads);
+      },
     });
     logger.info({ dir, snapshotSeq, replayed }, 'opened the sql.js store');
     const snapshotter = new Snapshotter({ dir, wasmPath, logger }, log, snapshotSeq);
