@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { EgressRefusedError, type EgressPolicy, type HttpClient, HttpRequestError } from '../ports/http-client';
 
 /** A loopback server whose behaviour each test sets, counting the connections it accepts. */
@@ -351,6 +352,63 @@ export function describeHttpClientContract(name: string, create: (egress: Egress
         } finally {
           await other.close();
         }
+      });
+    });
+
+    describe('fetchWhole', () => {
+      it('sends what fetch sends and answers the whole body, decoded, with status and lower-case headers', async () => {
+        const answer = gzipSync('{"ok":true}');
+        sink.respond = (_request, response) => {
+          response.writeHead(201, 'Made', { 'content-type': 'application/json', 'X-Answer': 'yes', 'content-encoding': 'gzip', 'content-length': answer.length });
+          response.end(answer);
+        };
+        const init = { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k' }, body: '{"a":1}' };
+        const whole = await create(ALLOW).fetchWhole(`http://127.0.0.1:${sink.port}/v1/chat?x=1`, init);
+        assert.deepEqual(
+          { ...whole, body: new TextDecoder().decode(whole.body), headers: { type: whole.headers['content-type'], answer: whole.headers['x-answer'], encoding: whole.headers['content-encoding'] } },
+          { status: 201, statusText: 'Made', headers: { type: 'application/json', answer: 'yes', encoding: undefined }, body: '{"ok":true}', url: `http://127.0.0.1:${sink.port}/v1/chat?x=1` },
+        );
+        await create(ALLOW).fetch(`http://127.0.0.1:${sink.port}/v1/chat?x=1`, init);
+        const [sentWhole, sentByFetch] = sink.requests.map(({ method, url, headers, body }) => ({ method, url, headers: { ...headers, connection: undefined }, body }));
+        assert.deepEqual(sentWhole, sentByFetch);
+      });
+
+      it('follows redirects, refuses as fetch does, and rejects with the signal’s reason mid-body', async () => {
+        sink.respond = (request, response) => {
+          if (request.url === '/moved') {
+            response.writeHead(307, { location: '/there' });
+            response.end();
+          } else if (request.url === '/partial') {
+            response.writeHead(200);
+            response.write('partial');
+          } else {
+            response.end('here');
+          }
+        };
+        const moved = await create(ALLOW).fetchWhole(`http://127.0.0.1:${sink.port}/moved`);
+        assert.deepEqual([new TextDecoder().decode(moved.body), moved.url], ['here', `http://127.0.0.1:${sink.port}/there`]);
+        await refusal(create(GUARD).fetchWhole(`http://127.0.0.1:${sink.port}/`), 'loopback');
+        const controller = new AbortController();
+        const partial = create(ALLOW).fetchWhole(`http://127.0.0.1:${sink.port}/partial`, { signal: controller.signal });
+        while (!sink.requests.some((request) => request.url === '/partial')) await new Promise((resolve) => setImmediate(resolve));
+        controller.abort();
+        await assert.rejects(partial, (error: Error) => error.name === 'AbortError');
+      });
+
+      it('rejects an unreachable destination and a body cut off as fetch does: TypeError with an HttpRequestError cause', async () => {
+        sink.respond = (request, response) => {
+          response.writeHead(200, { 'content-length': '100' });
+          response.write('short');
+          setImmediate(() => request.socket.destroy());
+        };
+        const cut = await create(ALLOW).fetchWhole(`http://127.0.0.1:${sink.port}/`).catch((caught: unknown) => caught);
+        assert.ok(cut instanceof TypeError && cut.message === 'fetch failed' && cut.cause instanceof HttpRequestError, String(cut));
+        const port = sink.port;
+        await sink.close();
+        const error = await create(ALLOW).fetchWhole(`http://127.0.0.1:${port}/`).catch((caught: unknown) => caught);
+        assert.ok(error instanceof TypeError && error.message === 'fetch failed', String(error));
+        assert.ok(error.cause instanceof HttpRequestError && error.cause.kind === 'network');
+        sink = await startLoopbackSink();
       });
     });
 

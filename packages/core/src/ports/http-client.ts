@@ -1,6 +1,7 @@
 /**
  * Every outbound request the server makes goes through this port, under one egress policy: run
- * callbacks and agent HTTP tools (`request`), model vendors (`fetch`, handed to the AI SDK).
+ * callbacks and agent HTTP tools (`request`), model vendors (`fetch`, handed to the AI SDK, and
+ * `fetchWhole` for the calls the gateway sends itself).
  *
  * Guarantees an adapter gives:
  * - Unless the policy allows private networks, a request whose host is, or resolves to, any
@@ -55,6 +56,17 @@ export interface HttpResponse {
   bodyTruncated: boolean;
 }
 
+/** A `fetchWhole` answer. */
+export interface WholeResponse {
+  status: number;
+  statusText: string;
+  /** Lower-case names; repeated headers joined with ', '. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** The URL that answered (after redirects). */
+  url: string;
+}
+
 export interface HttpClient {
   request(request: HttpRequest): Promise<HttpResponse>;
   post(request: Omit<HttpRequest, 'method'>): Promise<HttpResponse>;
@@ -69,6 +81,15 @@ export interface HttpClient {
    * cannot be reached, as `fetch` does.
    */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /**
+   * `fetch`, answering once the whole body has come (decoded as `fetch` decodes it), as plain
+   * data instead of a web `Response`: for a caller that reads an answer only whole (a vendor's
+   * non-streaming answer), without the web stream and `Response` that `fetch` builds for a body
+   * it may stream. Same request, redirects, refusals and rejections as `fetch`; a body cut off
+   * rejects as an unreachable destination does (`TypeError('fetch failed')`), or with the signal's
+   * reason when it aborted.
+   */
+  fetchWhole(url: string, init?: RequestInit): Promise<WholeResponse>;
   /**
    * Applies the policy to a URL without sending anything (resolving its host when it is a name):
    * throws `EgressRefusedError` for a refused destination, `HttpRequestError` (kind

@@ -10,6 +10,7 @@ import {
   HttpRequestError,
   type HttpRequest,
   type HttpResponse,
+  type WholeResponse,
 } from '../../ports/http-client';
 import { type EgressAllowEntry, nonPublicRange, normalizedAddress, parseEgressAllow } from './address-policy';
 
@@ -106,6 +107,23 @@ export class GuardedHttpClient implements HttpClient {
   }
 
   async fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    const answer = await this.followed(input, init);
+    return webResponse(answer.response, answer.url, answer.redirected, answer.signal);
+  }
+
+  async fetchWhole(url: string, init: RequestInit = {}): Promise<WholeResponse> {
+    const answer = await this.followed(url, init);
+    return wholeResponse(answer.response, answer.url, answer.signal);
+  }
+
+  /**
+   * Sends what `fetch` is asked to, following redirects as it does: the last hop's response, once
+   * its headers are in (its body left to read), with the URL it answered from.
+   */
+  private async followed(
+    input: string | URL | Request,
+    init: RequestInit,
+  ): Promise<{ response: http.IncomingMessage; url: URL; redirected: boolean; signal: AbortSignal | undefined }> {
     let target = parseTarget(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     const signal = init.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
     signal?.throwIfAborted();
@@ -128,7 +146,7 @@ export class GuardedHttpClient implements HttpClient {
       const response = await this.open(target, addresses, { method, headers, body, signal });
       const location = response.headers.location;
       if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || location === undefined || redirect === 'manual') {
-        return webResponse(response, target.url, redirects > 0, signal);
+        return { response, url: target.url, redirected: redirects > 0, signal };
       }
       response.destroy();
       if (redirect === 'error') throw fetchFailed(new HttpRequestError('network', `${target.url.host} answered a redirect, which this request does not follow`));
@@ -418,29 +436,14 @@ function fetchFailed(cause: HttpRequestError): TypeError {
  * the connection, and so does cancelling the body.
  */
 function webResponse(response: http.IncomingMessage, url: URL, redirected: boolean, signal: AbortSignal | undefined): Response {
-  const status = response.statusCode ?? 0;
+  const status = answeredStatus(response, url);
   const headers = new Headers();
   for (let index = 0; index + 1 < response.rawHeaders.length; index += 2) headers.append(response.rawHeaders[index]!, response.rawHeaders[index + 1]!);
-  if (status < 200 || status > 599) {
-    response.destroy();
-    throw fetchFailed(new HttpRequestError('network', `${url.host} answered status ${status}`));
-  }
-  const onAbort = (): void => {
-    response.destroy(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-  response.once('close', () => signal?.removeEventListener('abort', onAbort));
-  let body: Readable | null = response;
-  if (status === 204 || status === 205 || status === 304) {
-    response.resume();
-    body = null;
-  } else {
-    const decoder = decoderFor(headers.get('content-encoding'));
-    if (decoder) {
-      headers.delete('content-encoding');
-      headers.delete('content-length');
-      body = pipeline(response, decoder, () => undefined);
-    }
+  closedOnAbort(response, signal);
+  const body = decodedBody(response, status);
+  if (body !== response && body !== null) {
+    headers.delete('content-encoding');
+    headers.delete('content-length');
   }
   const answer = new Response(body === null ? null : webBody(body), {
     status,
@@ -450,6 +453,61 @@ function webResponse(response: http.IncomingMessage, url: URL, redirected: boole
   Object.defineProperty(answer, 'url', { value: url.href });
   Object.defineProperty(answer, 'redirected', { value: redirected });
   return answer;
+}
+
+/**
+ * The `WholeResponse` of a `fetchWhole` hop: its body read to the end and decoded as `fetch` does;
+ * rejects with the signal's reason when it aborts first, as `fetch` when the connection fails.
+ */
+function wholeResponse(response: http.IncomingMessage, url: URL, signal: AbortSignal | undefined): Promise<WholeResponse> {
+  const status = answeredStatus(response, url);
+  closedOnAbort(response, signal);
+  const body = decodedBody(response, status);
+  const headers = flatHeaders(response.headers);
+  if (body !== response && body !== null) {
+    delete headers['content-encoding'];
+    delete headers['content-length'];
+  }
+  const answer = (bytes: Buffer): WholeResponse => ({ status, statusText: response.statusMessage ?? '', headers, body: bytes, url: url.href });
+  if (body === null) return Promise.resolve(answer(Buffer.alloc(0)));
+  return new Promise<WholeResponse>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    finished(body, (error) => {
+      if (!error) resolve(answer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+      else reject(signal?.aborted ? signal.reason : fetchFailed(networkError(error)));
+    });
+  });
+}
+
+/** The hop's status; a status `fetch` cannot answer (1xx, over 599) fails as fetch does. */
+function answeredStatus(response: http.IncomingMessage, url: URL): number {
+  const status = response.statusCode ?? 0;
+  if (status < 200 || status > 599) {
+    response.destroy();
+    throw fetchFailed(new HttpRequestError('network', `${url.host} answered status ${status}`));
+  }
+  return status;
+}
+
+/** Aborting `signal` destroys the response with the signal's reason, closing the connection. */
+function closedOnAbort(response: http.IncomingMessage, signal: AbortSignal | undefined): void {
+  if (!signal) return;
+  const onAbort = (): void => {
+    response.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  response.once('close', () => signal.removeEventListener('abort', onAbort));
+}
+
+/** The body as `fetch` reads it: none for 204, 205 and 304 (drained), else decoded per `content-encoding`. */
+function decodedBody(response: http.IncomingMessage, status: number): Readable | null {
+  if (status === 204 || status === 205 || status === 304) {
+    response.resume();
+    return null;
+  }
+  const decoder = decoderFor(response.headers['content-encoding'] ?? null);
+  return decoder ? pipeline(response, decoder, () => undefined) : response;
 }
 
 /** Bytes a body's web stream queues before its source is paused until the reader catches up. */
