@@ -1,26 +1,28 @@
-import type { CallWarning } from 'ai';
+import type { CallWarning, LanguageModel } from 'ai';
 import type { ValidateFunction } from 'ajv';
 import type { HttpClient } from '../../ports/http-client';
 import type { Logger } from '../../ports/logger';
 import type { ModelGateway, ModelRequest, ModelResponse, ModelStreamEvent } from '../../ports/model-gateway';
 import { credentialScrubber, toModelCallError } from './model-call-errors';
-import type { VendorFetch } from './model-vendor';
+import type { VendorFetch, WholeFetch } from './model-vendor';
 import type { ModelVendors } from './model-vendors';
 import {
+  type CallOptions,
   callOptions,
   compileResponseSchema,
   type LanguageModelV3,
   openVendorStream,
-  portUsage,
+  sdkAnswer,
   structuredObject,
   toolCall,
+  type VendorAnswer,
   type VendorStreamEvent,
   withRetries,
 } from './vendor-stream';
 
 export interface AiSdkModelGatewayOptions {
-  /** Every vendor request goes through its `fetch`, under the egress policy. */
-  http: Pick<HttpClient, 'fetch'>;
+  /** Every vendor request goes through its `fetch` (or `fetchWhole`, for the calls a vendor sends itself), under the egress policy. */
+  http: Pick<HttpClient, 'fetch' | 'fetchWhole'>;
   /** Retries of a failed request (429, 5xx, network) with the SDK's exponential backoff; default 2. */
   maxRetries?: number;
   /** Receives the vendor's call warnings (an unsupported setting, …). */
@@ -43,12 +45,14 @@ const NEVER_ABORTED = new AbortController().signal;
  */
 export class AiSdkModelGateway implements ModelGateway {
   private readonly fetch: VendorFetch;
+  private readonly fetchWhole: WholeFetch;
 
   constructor(
     private readonly vendors: ModelVendors,
     private readonly options: AiSdkModelGatewayOptions,
   ) {
     this.fetch = (input, init) => options.http.fetch(input, init);
+    this.fetchWhole = (url, init) => options.http.fetchWhole(url, init);
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
@@ -57,16 +61,20 @@ export class AiSdkModelGateway implements ModelGateway {
     try {
       request.signal?.throwIfAborted();
       const validate = request.responseSchema ? compileResponseSchema(provider, request.responseSchema.schema) : undefined;
-      const model = (await this.vendors.get(provider).languageModel(request.model, request.credentials, this.fetch)) as LanguageModelV3;
+      const vendor = this.vendors.get(provider);
       const signal = request.signal ?? NEVER_ABORTED;
       const options = callOptions(request, signal);
-      const result = await withRetries(() => model.doGenerate(options), request.maxRetries ?? this.options.maxRetries ?? 2, signal);
+      // The vendor sends the calls it covers itself (the lean path); the SDK model sends the rest.
+      const send =
+        vendor.generate?.(request.model, request.credentials, options, this.fetchWhole) ??
+        (await this.sdkGenerate(vendor.languageModel(request.model, request.credentials, this.fetch), options));
+      const result = await withRetries(send, request.maxRetries ?? this.options.maxRetries ?? 2, signal);
       this.reportWarnings(request, result.warnings);
       let text = '';
       const toolCalls: ModelResponse['toolCalls'] = [];
       for (const part of result.content) {
         if (part.type === 'text') text += part.text;
-        else if (part.type === 'tool-call') {
+        else {
           const call = toolCall(part.toolCallId, part.toolName, part.input);
           if (call.type === 'error') throw call.error;
           if (call.type === 'tool-call') toolCalls.push({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
@@ -76,8 +84,8 @@ export class AiSdkModelGateway implements ModelGateway {
         text,
         toolCalls,
         ...(validate ? { object: structuredObject(provider, text, validate, scrub) } : {}),
-        finishReason: result.finishReason.unified,
-        usage: portUsage(result.usage),
+        finishReason: result.finishReason,
+        usage: result.usage,
       };
     } catch (error) {
       throw await toModelCallError(provider, error, request.signal, scrub);
@@ -154,6 +162,12 @@ export class AiSdkModelGateway implements ModelGateway {
     } finally {
       if (!ended) cancel.abort();
     }
+  }
+
+  /** The call sent by the SDK model: `doGenerate`, once per attempt. */
+  private async sdkGenerate(languageModel: Promise<LanguageModel>, options: CallOptions): Promise<() => Promise<VendorAnswer>> {
+    const model = (await languageModel) as LanguageModelV3;
+    return async () => sdkAnswer(await model.doGenerate(options));
   }
 
   private reportWarnings(request: ModelRequest, warnings: readonly CallWarning[] | undefined): void {

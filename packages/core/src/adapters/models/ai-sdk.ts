@@ -15,6 +15,7 @@ export const aiSdkPackages: {
   groq: () => Promise<typeof import('@ai-sdk/groq')>;
   mistral: () => Promise<typeof import('@ai-sdk/mistral')>;
   openai: () => Promise<typeof import('@ai-sdk/openai')>;
+  providerUtils: () => Promise<typeof import('@ai-sdk/provider-utils')>;
 } = {
   ai: () => import('ai'),
   amazonBedrock: () => import('@ai-sdk/amazon-bedrock'),
@@ -24,4 +25,5 @@ export const aiSdkPackages: {
   groq: () => import('@ai-sdk/groq'),
   mistral: () => import('@ai-sdk/mistral'),
   openai: () => import('@ai-sdk/openai'),
+  providerUtils: () => import('@ai-sdk/provider-utils'),
 };

@@ -133,7 +133,7 @@ function eventData(event: string): string | undefined {
 }
 
 /** How chat-completions servers spell the finish reasons (OpenAI, Azure, Groq, Mistral). */
-const FINISH_REASONS: Readonly<Record<string, ModelFinishReason>> = {
+export const FINISH_REASONS: Readonly<Record<string, ModelFinishReason>> = {
   stop: 'stop',
   length: 'length',
   model_length: 'length',

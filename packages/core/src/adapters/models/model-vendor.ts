@@ -1,10 +1,14 @@
 import type { LanguageModel } from 'ai';
+import type { HttpClient } from '../../ports/http-client';
 import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
-import type { StreamDecoder } from './vendor-stream';
+import type { CallOptions, StreamDecoder, VendorAnswer } from './vendor-stream';
 
 /** The `fetch` every vendor request goes through: the `HttpClient` port's, under the egress policy. */
 export type VendorFetch = typeof globalThis.fetch;
+
+/** The `HttpClient` port's `fetchWhole`: what a vendor's own `generate` sends through. */
+export type WholeFetch = HttpClient['fetchWhole'];
 
 /**
  * One model vendor: builds the AI SDK model of a call from the account's decrypted credentials.
@@ -25,6 +29,14 @@ export interface ModelVendor {
    * stream path, see `openVendorStream`); without it, streams are the SDK model's.
    */
   readonly decodeStream?: StreamDecoder;
+  /**
+   * A non-streaming call the vendor sends itself, as the SDK model would, reading the answer
+   * itself (the lean generate path, see `chat-completion-generate.ts`): a function sending it once
+   * per attempt, rejecting as the SDK model's `doGenerate` would; undefined for a call it leaves to
+   * the SDK model. Throws `ModelCallError` `provider_not_configured` when a required credential
+   * is missing.
+   */
+  generate?(model: string, credentials: ModelCredentials, options: CallOptions, fetchWhole: WholeFetch): (() => Promise<VendorAnswer>) | undefined;
 }
 
 type AiSdkPackages = typeof import('./ai-sdk').aiSdkPackages;

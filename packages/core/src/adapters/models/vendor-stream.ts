@@ -25,7 +25,7 @@ import { importAiSdk, type VendorFetch } from './model-vendor';
 
 /** The AI SDK model interface every vendor package returns (specification v3). */
 export type LanguageModelV3 = Extract<LanguageModel, { specificationVersion: 'v3' }>;
-type CallOptions = Parameters<LanguageModelV3['doStream']>[0];
+export type CallOptions = Parameters<LanguageModelV3['doStream']>[0];
 type StreamPart = Awaited<ReturnType<LanguageModelV3['doStream']>>['stream'] extends ReadableStream<infer Part> ? Part : never;
 
 /**
@@ -36,6 +36,27 @@ export type VendorStreamEvent =
   | Extract<ModelStreamEvent, { type: 'text-delta' | 'reasoning-delta' | 'tool-call' }>
   | { type: 'finish'; finishReason: ModelFinishReason; usage: ModelUsage }
   | { type: 'error'; error: unknown };
+
+/**
+ * A non-streaming answer as the gateway reads it: the SDK model's (`sdkAnswer`), or a vendor's own
+ * reading of it (`ModelVendor.generate`). Tool inputs are still their JSON text.
+ */
+export interface VendorAnswer {
+  content: ({ type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string })[];
+  finishReason: ModelFinishReason;
+  usage: ModelUsage;
+  warnings: readonly CallWarning[];
+}
+
+/** The SDK model's `doGenerate` result as a `VendorAnswer`: its text and tool-call parts (sources, files… are not the port's). */
+export function sdkAnswer(result: Awaited<ReturnType<LanguageModelV3['doGenerate']>>): VendorAnswer {
+  const content: VendorAnswer['content'] = [];
+  for (const part of result.content) {
+    if (part.type === 'text') content.push({ type: 'text', text: part.text });
+    else if (part.type === 'tool-call') content.push({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+  }
+  return { content, finishReason: result.finishReason.unified, usage: portUsage(result.usage), warnings: result.warnings };
+}
 
 /** Reads a vendor's streamed answer body: its wire format, decoded. */
 export type StreamDecoder = (body: ReadableStream<Uint8Array>) => AsyncIterable<VendorStreamEvent>;
