@@ -1,4 +1,5 @@
 import type { LanguageModel } from 'ai';
+import { LRUCache } from 'lru-cache';
 import type { HttpClient } from '../../ports/http-client';
 import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
@@ -88,6 +89,21 @@ export function baseUrlCredential(
 ): string | undefined {
   const baseUrl = optionalCredential(provider, credentials, 'base_url');
   if (baseUrl === undefined) return undefined;
+  // A URL with user info carries a credential, which is kept no longer than the call.
+  if (baseUrl.includes('@')) return normalizedBaseUrl(provider, baseUrl, defaultPath);
+  const key = `${defaultPath} ${baseUrl}`;
+  let normalized = normalizedBaseUrls.get(key);
+  if (normalized === undefined) {
+    normalized = normalizedBaseUrl(provider, baseUrl, defaultPath);
+    normalizedBaseUrls.set(key, normalized);
+  }
+  return normalized;
+}
+
+/** `baseUrlCredential`'s answers by default path and `base_url`: an account's calls read the same one again and again (a URL parsed and written each time). */
+const normalizedBaseUrls = new LRUCache<string, string>({ max: 1000 });
+
+function normalizedBaseUrl(provider: ProviderName, baseUrl: string, defaultPath: string): string {
   let url: URL;
   try {
     url = new URL(baseUrl);
