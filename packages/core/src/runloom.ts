@@ -237,9 +237,17 @@ export async function createRunloom(options: CreateRunloomOptions = {}): Promise
     const database = await container.getAsync<Database>(Database);
     started.database = true;
     const migrations = container.isBound(Migrations) ? container.getAll<Migrations>(Migrations).flat() : [];
-    await database.migrate(migrations);
-
-    const lifecycles = container.isBound(Lifecycle) ? await container.getAllAsync<Lifecycle>(Lifecycle) : [];
+    // The lifecycles are made while the migrations' records become durable (sql.js applies them at
+    // once, then waits for its log's fsync) or while they run (PostgreSQL): making them opens what
+    // they need (the secret key file, the event bus's connection), never the store's collections.
+    // Both end before either's failure is thrown, the migrations' first.
+    const [migrated, made] = await Promise.allSettled([
+      database.migrate(migrations),
+      container.isBound(Lifecycle) ? container.getAllAsync<Lifecycle>(Lifecycle) : Promise.resolve([]),
+    ]);
+    if (migrated.status === 'rejected') throw migrated.reason;
+    if (made.status === 'rejected') throw made.reason;
+    const lifecycles = made.value;
     for (const lifecycle of lifecycles) {
       // Listed before it starts: one that throws halfway may have started part of its work.
       started.lifecycles.push(lifecycle);
