@@ -248,15 +248,22 @@ export async function createRunloom(options: CreateRunloomOptions = {}): Promise
     if (migrated.status === 'rejected') throw migrated.reason;
     if (made.status === 'rejected') throw made.reason;
     const lifecycles = made.value;
-    for (const lifecycle of lifecycles) {
-      // Listed before it starts: one that throws halfway may have started part of its work.
-      started.lifecycles.push(lifecycle);
-      await lifecycle.start?.();
-    }
-    started.queue = true;
-    await container.get<JobQueue>(JobQueue).start();
-    const router = await container.getAsync<Router>(Router);
-    return new Runloom(container, config, router, lifecycles);
+    const queue = container.get<JobQueue>(JobQueue);
+    const start = async (): Promise<void> => {
+      for (const lifecycle of lifecycles) {
+        // Listed before it starts: one that throws halfway may have started part of its work.
+        started.lifecycles.push(lifecycle);
+        await lifecycle.start?.();
+      }
+      started.queue = true;
+      await queue.start();
+    };
+    // Likewise the router is made while the lifecycles start (the fsyncs of their first writes: a
+    // fresh store's signing key); both end before either's failure is thrown, the start's first.
+    const [startedAll, routed] = await Promise.allSettled([start(), container.getAsync<Router>(Router)]);
+    if (startedAll.status === 'rejected') throw startedAll.reason;
+    if (routed.status === 'rejected') throw routed.reason;
+    return new Runloom(container, config, routed.value, lifecycles);
   } catch (error) {
     const errors = await stopStarted(container, started);
     if (errors.length > 0) logCleanupErrors(container, errors);
