@@ -67,9 +67,12 @@ const MAX_BATCH_WRITES = 256;
 /**
  * `get` queries under way at once. Gets asked meanwhile wait and share the next query, one round
  * trip for all of them (a record read by many requests, a runnable or a provider's settings read
- * by every run, is read once), where each alone would cost one of its own.
+ * by every run, is read once), where each alone would cost one of its own. One: with a second,
+ * an instance under half the load (two sharing the work) sent most gets alone on whichever query
+ * was free. A get waits at most for the query under way, and no lock holds that up (a plain
+ * SELECT in PostgreSQL never waits for row locks).
  */
-const GETS_IN_FLIGHT = 2;
+const GETS_IN_FLIGHT = 1;
 /** Most gets answered by one query. */
 const MAX_GETS_PER_QUERY = 256;
 /** Sessions holding `withLock` locks at once; more callers (of other keys) wait for one. */
