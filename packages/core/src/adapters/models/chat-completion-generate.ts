@@ -66,6 +66,9 @@ function sentUnchanged(modelId: string): boolean {
   return gpt[2] === undefined && (gpt[3]?.startsWith('chat') ?? false);
 }
 
+/** Decodes answers (one decoder for all: making one per answer cost more than decoding it). */
+const UTF8 = new TextDecoder();
+
 /** Where a covered call goes and the headers of the vendor's SDK provider (before the common ones). */
 export interface ChatCompletionTarget {
   url: string;
@@ -103,7 +106,7 @@ export async function sendChatCompletion(
     throw error;
   }
   const { status, headers: responseHeaders } = answer;
-  const responseBody = new TextDecoder().decode(answer.body);
+  const responseBody = UTF8.decode(answer.body);
   if (status < 200 || status > 299) {
     const message = vendorErrorMessage(responseBody) ?? answer.statusText;
     throw new APICallError({ message, url, requestBodyValues: body, statusCode: status, responseHeaders, responseBody });
