@@ -8,10 +8,11 @@
  *   address that is not public unicast (loopback, private, link-local, unique-local, CGNAT,
  *   multicast, unspecified, reserved, cloud metadata; IPv4-mapped and -embedded IPv6 forms too)
  *   is refused with `EgressRefusedError` before any connection is opened. Every spelling of an
- *   address (`2130706433`, `0x7f000001`, `127.1`, `[::ffff:127.0.0.1]`) is normalised first. The
- *   host is resolved once per request, every resolved address is checked, and the connection goes
- *   to a checked address, so a name that re-resolves between check and connect (DNS rebinding)
- *   gains nothing. The policy's `allow` entries let single destinations in.
+ *   address (`2130706433`, `0x7f000001`, `127.1`, `[::ffff:127.0.0.1]`) is normalised first. A
+ *   name is resolved once per connection, every resolved address is checked, and the connection
+ *   goes to a checked address, so a name that re-resolves between check and connect (DNS
+ *   rebinding) gains nothing; a kept-alive connection is reused only under the policy it was
+ *   checked under. The policy's `allow` entries let single destinations in.
  * - `request`: redirects are not followed (a 3xx is returned as it is); the response body is read
  *   up to `maxResponseBytes`; the whole exchange is bounded by `timeoutMs`; failures other than a
  *   refusal throw `HttpRequestError` with a `kind`.

@@ -78,6 +78,28 @@ describe('GuardedHttpClient', () => {
     assert.equal(sink.requests[0]?.headers.host, `vendor.test:${sink.port}`);
   });
 
+  it('resolves and checks a name once per connection: a request on a kept-alive connection goes to the address checked when it opened', async () => {
+    // Were the name resolved again it would answer a refused address.
+    const dns = scriptedResolver([LOOPBACK], [{ address: '10.0.0.1', family: 4 }]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false, allow: [`127.0.0.1:${sink.port}`] }, resolve: dns.resolve });
+    for (let turn = 0; turn < 3; turn += 1) {
+      assert.equal(new TextDecoder().decode((await client.fetchWhole(`http://vendor.test:${sink.port}/v1/chat`, { method: 'POST', body: '{}' })).body), 'ok');
+      assert.equal((await client.post({ url: `http://vendor.test:${sink.port}/hook`, body: 'x' })).status, 200);
+    }
+    assert.deepEqual(dns.asked, ['vendor.test']);
+    assert.equal(sink.connections, 1);
+  });
+
+  it('never reuses a connection checked under one allow list for a request under another', async () => {
+    const dns = scriptedResolver([LOOPBACK]);
+    const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false, allow: [`vendor.test:${sink.port}`] }, resolve: dns.resolve });
+    assert.equal((await client.post({ url: `http://vendor.test:${sink.port}/`, body: 'x' })).status, 200);
+    const error = await client.post({ url: `http://vendor.test:${sink.port}/`, body: 'x', egress: { allowPrivateNetwork: false } }).catch((caught: unknown) => caught);
+    assert.ok(error instanceof EgressRefusedError);
+    assert.equal(sink.requests.length, 1);
+    assert.deepEqual(dns.asked, ['vendor.test', 'vendor.test']);
+  });
+
   it('fetch refuses a name that re-resolves to a refused address (DNS rebinding), sending nothing', async () => {
     const dns = scriptedResolver([PUBLIC], [LOOPBACK]);
     const client = new GuardedHttpClient({ egress: { allowPrivateNetwork: false }, resolve: dns.resolve });

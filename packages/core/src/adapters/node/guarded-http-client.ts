@@ -52,12 +52,13 @@ interface Target {
 }
 
 /**
- * The `HttpClient` on `node:http`/`node:https`. Each request (and each redirect `fetch` follows)
- * resolves its host once (with the injected resolver, default `dns.lookup`), checks every address
- * against the policy, and hands Node a `lookup` that answers exactly those addresses, so the
- * socket connects to what was checked and Node never resolves the name again. Keep-alive sockets
- * are pooled per policy: a socket opened under a permissive policy is never reused by a guarded
- * request.
+ * The `HttpClient` on `node:http`/`node:https`. An IP literal is checked before its request is
+ * sent; a name when a connection to it is opened: Node's `lookup` of the new socket resolves it
+ * (with the injected resolver, default `dns.lookup`), checks every address against the policy and
+ * answers exactly those, so the socket connects to what was checked and Node never resolves the
+ * name again. Keep-alive sockets are pooled per policy (its allow entries included): a request on
+ * a kept-alive socket goes to the address checked when it opened, under the same policy, with no
+ * DNS lookup of its own.
  */
 export class GuardedHttpClient implements HttpClient {
   private readonly egress: EgressPolicy;
@@ -91,9 +92,9 @@ export class GuardedHttpClient implements HttpClient {
     const failure = (): HttpRequestError =>
       deadline.aborted ? new HttpRequestError('timeout', `no answer within ${timeoutMs} ms`) : new HttpRequestError('aborted', 'the request was aborted');
     if (signal.aborted) throw failure();
-    const checked = this.checkedAddresses(target, egress);
-    const addresses = Array.isArray(checked) ? checked : await untilAborted(checked, signal, failure);
-    return this.send(target, addresses, request, egress, signal, failure);
+    // An IP literal is checked now; a name when a connection to it is opened (`outgoing`).
+    if (target.literal) this.checkedAddresses(target, egress);
+    return this.send(target, request, egress, signal, failure);
   }
 
   async checkDestination(url: string, egress: EgressPolicy = this.egress): Promise<void> {
@@ -133,15 +134,10 @@ export class GuardedHttpClient implements HttpClient {
     let body = request.body;
     const headers: Record<string, string> = { accept: '*/*', 'accept-encoding': 'gzip, deflate, br' };
     for (const [name, value] of request.headers) headers[name] = value;
-    const failure = (): unknown => signal?.reason;
     for (let redirects = 0; ; redirects += 1) {
-      const checked = this.checkedAddresses(target, this.egress);
-      const addresses = Array.isArray(checked)
-        ? checked
-        : await (signal ? untilAborted(checked, signal, failure) : checked).catch((error: unknown) => {
-            throw error instanceof HttpRequestError && error.kind === 'dns' ? fetchFailed(error) : error;
-          });
-      const response = await this.open(target, addresses, { method, headers, body, signal });
+      // An IP literal is checked now; a name when a connection to it is opened (`outgoing`).
+      if (target.literal) this.checkedAddresses(target, this.egress);
+      const response = await this.open(target, { method, headers, body, signal });
       const location = response.headers.location;
       if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || location === undefined || redirect === 'manual') {
         return { response, url: target.url, redirected: redirects > 0, signal };
@@ -219,7 +215,6 @@ export class GuardedHttpClient implements HttpClient {
 
   private send(
     target: Target,
-    addresses: ResolvedAddress[],
     request: HttpRequest,
     egress: EgressPolicy,
     signal: AbortSignal,
@@ -241,7 +236,7 @@ export class GuardedHttpClient implements HttpClient {
         outgoing?.destroy(error);
       };
       try {
-        outgoing = this.outgoing(target, addresses, request.method ?? 'GET', request.headers, egress, (response) => {
+        outgoing = this.outgoing(target, request.method ?? 'GET', request.headers, egress, (response) => {
           const chunks: Buffer[] = [];
           let received = 0;
           const finish = (truncated: boolean): void =>
@@ -270,16 +265,20 @@ export class GuardedHttpClient implements HttpClient {
         reject(new HttpRequestError('invalid_request', error instanceof Error ? error.message : String(error)));
         return;
       }
-      outgoing.on('error', (error) => settle(() => reject(signal.aborted ? failure() : networkError(error))));
+      outgoing.on('error', (error) => settle(() => reject(signal.aborted ? failure() : isRefusalOrDns(error) ? error : networkError(error))));
       signal.addEventListener('abort', onAbort, { once: true });
       outgoing.end(request.body);
     });
   }
 
-  /** A request to `target` whose socket connects to one of `addresses` and nothing else. */
+  /**
+   * A request to `target`. A new connection to a name resolves it then, checks every address under
+   * `egress` (refusing before connecting) and connects to one of those, never resolving again; a
+   * kept-alive connection was checked so when it opened, and is reused only under the same policy
+   * (`agentFor`). So a name is resolved and checked once per connection, not per request.
+   */
   private outgoing(
     target: Target,
-    addresses: ResolvedAddress[],
     method: string,
     headers: Record<string, string> | undefined,
     egress: EgressPolicy,
@@ -293,7 +292,12 @@ export class GuardedHttpClient implements HttpClient {
       method,
       headers,
       agent: this.agentFor(secure, egress),
-      lookup: fixedLookup(addresses),
+      lookup: (hostname, lookupOptions, callback) => {
+        Promise.resolve(this.checkedAddresses(target, egress)).then(
+          (addresses) => answerLookup(addresses, hostname, lookupOptions, callback),
+          (error: Error) => callback(error, '', 0),
+        );
+      },
     };
     return (secure ? https() : http).request(options, onResponse);
   }
@@ -301,7 +305,6 @@ export class GuardedHttpClient implements HttpClient {
   /** Sends one `fetch` hop and answers its response once the headers are in; the body is left to read. */
   private open(
     target: Target,
-    addresses: ResolvedAddress[],
     request: { method: string; headers: Record<string, string>; body: Uint8Array | undefined; signal: AbortSignal | undefined },
   ): Promise<http.IncomingMessage> {
     const { signal } = request;
@@ -312,7 +315,7 @@ export class GuardedHttpClient implements HttpClient {
         outgoing.destroy();
       };
       try {
-        outgoing = this.outgoing(target, addresses, request.method, request.headers, this.egress, (response) => {
+        outgoing = this.outgoing(target, request.method, request.headers, this.egress, (response) => {
           signal?.removeEventListener('abort', onAbort);
           resolve(response);
         });
@@ -322,7 +325,7 @@ export class GuardedHttpClient implements HttpClient {
       }
       outgoing.on('error', (error) => {
         signal?.removeEventListener('abort', onAbort);
-        reject(signal?.aborted ? signal.reason : fetchFailed(networkError(error)));
+        reject(signal?.aborted ? signal.reason : error instanceof EgressRefusedError ? error : fetchFailed(error instanceof HttpRequestError ? error : networkError(error)));
       });
       if (signal?.aborted) {
         onAbort();
@@ -333,8 +336,9 @@ export class GuardedHttpClient implements HttpClient {
     });
   }
 
+  /** The connection pool of a policy: a connection checked under one policy is never reused under another. */
   private agentFor(secure: boolean, egress: EgressPolicy): http.Agent {
-    const key = `${secure ? 'https' : 'http'}:${egress.allowPrivateNetwork ? 'open' : 'guarded'}`;
+    const key = `${secure ? 'https' : 'http'} ${egress.allowPrivateNetwork ? 'open' : `guarded ${(egress.allow ?? []).join(' ')}`}`;
     let agent = this.agents.get(key);
     if (!agent) {
       agent = secure ? new (https().Agent)({ keepAlive: true }) : new http.Agent({ keepAlive: true });
@@ -426,20 +430,23 @@ async function resolveWithDns(hostname: string): Promise<ResolvedAddress[]> {
   return answers.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
 }
 
-/** A `lookup` for Node's socket that answers the already-checked addresses and nothing else. */
-function fixedLookup(addresses: ResolvedAddress[]): net.LookupFunction {
-  return (hostname, options, callback) => {
-    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-    const candidates = family === 4 || family === 6 ? addresses.filter((address) => address.family === family) : addresses;
-    const first = candidates[0];
-    if (!first) {
-      callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' }), '', 0);
-    } else if (options.all) {
-      callback(null, candidates);
-    } else {
-      callback(null, first.address, first.family);
-    }
-  };
+/** Answers Node's socket `lookup` with the checked addresses and nothing else. */
+function answerLookup(addresses: ResolvedAddress[], hostname: string, options: dns.LookupOptions, callback: Parameters<net.LookupFunction>[2]): void {
+  const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+  const candidates = family === 4 || family === 6 ? addresses.filter((address) => address.family === family) : addresses;
+  const first = candidates[0];
+  if (!first) {
+    callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' }), '', 0);
+  } else if (options.all) {
+    callback(null, candidates);
+  } else {
+    callback(null, first.address, first.family);
+  }
+}
+
+/** A refusal or a name that did not resolve, from a connection's lookup: reported as they are. */
+function isRefusalOrDns(error: Error): boolean {
+  return error instanceof EgressRefusedError || (error instanceof HttpRequestError && error.kind === 'dns');
 }
 
 /** Settles with `work`, or rejects as soon as `signal` aborts (a DNS lookup cannot be cancelled). */
