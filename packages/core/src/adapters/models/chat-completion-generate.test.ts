@@ -5,21 +5,18 @@ import { GuardedHttpClient } from '../node/guarded-http-client';
 import { AiSdkModelGateway } from './ai-sdk-gateway';
 import { chatCompletionBody } from './chat-completion-generate';
 import { ModelVendors, defaultModelVendors } from './model-vendors';
-import { openaiVendor } from './openai';
 import { callOptions } from './vendor-stream';
 
 /**
- * The lean generate path of OpenAI chat completions against the AI SDK's OpenAI chat model, which
- * it stands in for: each call sent both ways to one loopback server must arrive the same (path,
- * headers, body bytes) and end the same (the answer, or the `ModelCallError`).
+ * The lean generate path of chat completions against the AI SDK's chat models, which it stands in
+ * for: each call sent both ways to one loopback server must arrive the same (path, headers, body
+ * bytes) and end the same (the answer, or the `ModelCallError`).
  */
 describe('openai chat completions: the lean generate path', () => {
+  const provider = 'openai';
   const http = new GuardedHttpClient({ egress: { allowPrivateNetwork: true } });
   const lean = new AiSdkModelGateway(new ModelVendors(), { http, maxRetries: 0 });
-  const sdkOnly = new AiSdkModelGateway(
-    new ModelVendors(defaultModelVendors.map((vendor) => (vendor === openaiVendor ? { ...openaiVendor, generate: undefined } : vendor))),
-    { http, maxRetries: 0 },
-  );
+  const sdkOnly = new AiSdkModelGateway(new ModelVendors(defaultModelVendors.map((vendor) => ({ ...vendor, generate: undefined }))), { http, maxRetries: 0 });
   let sink: LoopbackSink;
   beforeEach(async () => {
     sink = await startLoopbackSink();
@@ -27,7 +24,7 @@ describe('openai chat completions: the lean generate path', () => {
   afterEach(() => sink.close());
 
   const request = (fields: Partial<ModelRequest> = {}): ModelRequest => ({
-    provider: 'openai',
+    provider,
     model: 'gpt-4o-mini',
     credentials: { api_key: 'sk-lean-0123456789', base_url: `http://127.0.0.1:${sink.port}` },
     system: 'Be brief.',
@@ -77,6 +74,7 @@ describe('openai chat completions: the lean generate path', () => {
       ],
     }],
     ['a model of its own name', { model: 'my-local-model' }],
+    ['a name the URL escapes', { model: 'my model/ü' }],
     ['GPT-5 chat', { model: 'gpt-5-chat-latest', params: { temperature: 0.5 } }],
     ['text that needs escaping', { messages: [{ role: 'user', content: 'quote " backslash \\ newline \n emoji 🎉 \u2028' }] }],
   ];

@@ -16,7 +16,9 @@ import type { CallOptions, VendorAnswer } from './vendor-stream';
  * Covered: text messages (system, user, assistant), the sampling parameters but `top_k`, on a
  * model the SDK sends unchanged (not a reasoning or search-preview model). Tools, files,
  * structured output, tool results and those models are the SDK model's: they take rules of its
- * own and may warn.
+ * own and may warn. OpenAI only: Azure OpenAI's SDK chat model is an older copy of OpenAI's (it
+ * reads a refusal as an empty answer, the test showed), and Groq's and Mistral's are models of
+ * their own.
  */
 
 /** The chat completion request body of a covered call; undefined when the call is not covered. */
