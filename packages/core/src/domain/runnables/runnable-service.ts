@@ -56,7 +56,7 @@ export class RunnableService {
   private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
   /** The JSON of lists recently answered, by account and query, while no runnable was written since. */
   private readonly listTexts = new VersionedTexts();
-  /** Runnables recently read by `get`, by account and id, under the collection version they were read at. */
+  /** Runnables recently read by `getShared`, by account and id, under the collection version they were read at. */
   private readonly keptRunnables = new LRUCache<string, { version: number; runnable: Runnable }>({ max: JSON_CACHE_ENTRIES });
 
   constructor(
@@ -111,16 +111,20 @@ export class RunnableService {
     return this.json(await this.getDoc(accountId, id));
   }
 
-  /**
-   * The runnable, or a NOT_FOUND `DomainError`; what every run submission reads. Answered again,
-   * without reading the store or parsing its JSON, while no runnable has been written since
-   * (`Repository.collectionVersion`; a store without versions is read each time). Frozen, since
-   * submissions share it.
-   */
+  /** The runnable, or a NOT_FOUND `DomainError`. */
   async get(accountId: string, id: string): Promise<Runnable> {
+    return toRunnable(await this.getDoc(accountId, id));
+  }
+
+  /**
+   * `get`, frozen and shared between callers: what every run submission reads. Answered again,
+   * without reading the store or parsing its JSON, while no runnable has been written since
+   * (`Repository.collectionVersion`; a store without versions is read each time).
+   */
+  async getShared(accountId: string, id: string): Promise<Readonly<Runnable>> {
     // Read before the store is: a write landing meanwhile moves it past what is kept under it.
     const version = this.runnables.collectionVersion();
-    if (version === undefined) return toRunnable(await this.getDoc(accountId, id));
+    if (version === undefined) return this.get(accountId, id);
     const key = JSON.stringify([accountId, id]);
     const kept = this.keptRunnables.get(key);
     if (kept !== undefined && kept.version === version) return kept.runnable;

@@ -60,7 +60,7 @@ export class RunService {
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
       throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
-    const runnable = await this.runnables.get(accountId, runnableId);
+    const runnable = await this.runnables.getShared(accountId, runnableId);
     const config = runnable.config_content_parsed;
     const resources = await checkEmbeddedResources(this.resources, accountId, (config.inputs ?? []) as InputConfig[], request.resources);
     if (request.callback_url !== null) await this.callbacks.validateCallbackUrl(request.callback_url);
