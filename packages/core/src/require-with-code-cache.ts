@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire, Module } from 'node:module';
 import path from 'node:path';
@@ -30,7 +31,7 @@ function codeCacheFile(bundle: string): string {
 export function requireWithCodeCache(bundle: string): unknown {
   const loaded = require.cache[bundle];
   if (loaded) return loaded.exports;
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`, {
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${readSource(bundle)}\n})`, {
     filename: bundle,
     cachedData: readCodeCache(bundle),
   });
@@ -62,6 +63,16 @@ export function codeCacheAccepted(bundle: string): boolean | undefined {
  */
 export function writeCodeCaches(): void {
   for (const [bundle, script] of scripts) writeFileSync(codeCacheFile(bundle), script.createCachedData());
+}
+
+/**
+ * The text of `bundle`. The build writes bundles in ASCII (esbuild.mjs's `asciiOutput`), which
+ * decodes as Latin-1 at half the CPU of UTF-8 (~3 ms of a start for the core's); anything else is
+ * read as UTF-8.
+ */
+function readSource(bundle: string): string {
+  const bytes = readFileSync(bundle);
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 /** The code cache of `bundle`, if it can be read: without one, the bundle compiles as usual. */
