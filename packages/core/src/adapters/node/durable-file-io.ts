@@ -69,11 +69,16 @@ export async function writeAll(handle: FileHandle, chunks: Uint8Array[], bytes: 
 
 /**
  * The first `size` bytes of `handle` (its size when opened: `readFile` of a handle stops there
- * too), fewer if it ends sooner; one read call unless the kernel answers a part.
+ * too), fewer if it ends sooner; one read call unless the kernel answers a part. `start`: its
+ * first bytes, already read.
  */
-export async function readBytesOf(handle: FileHandle, size: number): Promise<Uint8Array> {
+export async function readBytesOf(handle: FileHandle, size: number, start?: Uint8Array): Promise<Uint8Array> {
   const bytes = new Uint8Array(size);
   let total = 0;
+  if (start) {
+    bytes.set(start);
+    total = start.byteLength;
+  }
   while (total < size) {
     const { bytesRead } = await handle.read(bytes, total, size - total, total);
     if (bytesRead === 0) break;

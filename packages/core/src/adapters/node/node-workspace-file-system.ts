@@ -50,6 +50,8 @@ const TEMP_NAME_BYTES = TEMP_PREFIX.length + 32;
 const STAT_CONCURRENCY = 1024;
 /** Opens the file a path resolved to for reading: a link swapped in meanwhile fails (ELOOP), a FIFO does not block. */
 const READ_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+/** What `readBytes` reads beside the stat: most thread, config and command files whole. */
+const FIRST_READ_BYTES = 16 * 1024;
 
 /**
  * Workspaces as folders on this machine's disk. Given a folder, each workspace is the folder
@@ -130,14 +132,21 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
   }
 
   /**
-   * Read with the size the open's stat answered (`readFile` of a handle stats again), the
-   * descriptor closed without waiting: a thread reply reads its thread before calling the vendor,
-   * and each round trip to libuv's threads is on that path.
+   * The stat and the first FIRST_READ_BYTES read at once (a file that fills them is read on to the
+   * size the stat answered), the descriptor closed without waiting: a thread reply reads its
+   * thread before calling the vendor, and each round trip to libuv's threads is on that path.
    */
-  async readBytes(path: string): Promise<Uint8Array> {
-    const { handle, size } = await this.openForReading(path);
+  async readBytes(given: string): Promise<Uint8Array> {
+    const { path, handle } = await this.openChecked(given);
     try {
-      return await readBytesOf(handle, size);
+      const first = new Uint8Array(FIRST_READ_BYTES);
+      const [info, read] = await Promise.allSettled([handle.stat(), handle.read(first, 0, FIRST_READ_BYTES, 0)]);
+      if (info.status === 'rejected') throw info.reason;
+      refuseUnlessFile(path, info.value);
+      if (read.status === 'rejected') throw read.reason;
+      const { bytesRead } = read.value;
+      if (bytesRead < FIRST_READ_BYTES) return first.subarray(0, bytesRead);
+      return await readBytesOf(handle, Math.max(info.value.size, FIRST_READ_BYTES), first);
     } finally {
       // Nothing is left to fail in closing a descriptor only read from.
       handle.close().catch(() => undefined);
@@ -341,19 +350,24 @@ export class NodeWorkspaceFileSystem implements WorkspaceFileSystem {
 
   /** The file at `given` opened for reading, with its size: refused when it is not a file. */
   private async openForReading(given: string): Promise<{ handle: FileHandle; size: number }> {
+    const { path, handle } = await this.openChecked(given);
+    try {
+      const info = await handle.stat();
+      refuseUnlessFile(path, info);
+      return { handle, size: info.size };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** The file at `given` opened for reading where `locate` found it; nothing outside the root is ever opened. */
+  private async openChecked(given: string): Promise<{ path: string; handle: FileHandle }> {
     const { path, target } = await this.locate(given, 'entry');
     const handle = await open(target, READ_FLAGS).catch((error: unknown) => {
       throw fsError(error, path);
     });
-    const info = await handle.stat().catch(async (error: unknown) => {
-      await handle.close();
-      throw error;
-    });
-    if (!info.isFile()) {
-      await handle.close();
-      throw info.isDirectory() ? new WorkspaceConflictError(path, 'a directory is there, not a file') : new WorkspaceNotFoundError(path);
-    }
-    return { handle, size: info.size };
+    return { path, handle };
   }
 
   /**
@@ -464,6 +478,12 @@ interface Located {
   path: string;
   target: string;
   missing: number;
+}
+
+/** Refuses what is not a regular file: a directory (409), anything else (404, as if missing). */
+function refuseUnlessFile(path: string, info: Stats): void {
+  if (info.isFile()) return;
+  throw info.isDirectory() ? new WorkspaceConflictError(path, 'a directory is there, not a file') : new WorkspaceNotFoundError(path);
 }
 
 function entryOf(path: string, info: Stats): WorkspaceEntry | undefined {
