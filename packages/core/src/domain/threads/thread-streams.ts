@@ -79,6 +79,10 @@ export class ThreadStreams implements Lifecycle {
    * workspace is archived.
    */
   async reply(accountId: string, workspaceId: string, input: StreamThreadInput): Promise<ThreadStream> {
+    // Asked first: its round trips to the disk go on while the checks below take the CPU (the
+    // vendor call waits for it). Its failure (404, or 409 for a broken file) is answered in its turn.
+    const read = this.threads.get(accountId, workspaceId, input.threadId);
+    read.catch(() => undefined);
     await this.workspaces.requireWritable(accountId, workspaceId);
     const user = userMessage(input.message, () => this.ids.newId());
     const active = this.registry.get(workspaceId, input.threadId);
@@ -92,9 +96,8 @@ export class ThreadStreams implements Lifecycle {
         `no model for thread ${input.threadId}: send model: {provider, model} with the request, or set models.default in the workspace config (PATCH /workspace/${workspaceId}/config)`,
       );
     }
-    // Both read at once (the vendor call waits for them); the thread read now (404, or 409 for a
-    // broken file) is appended to durably while the vendor is called. A provider error comes first.
-    const [credentials, thread] = await settledInOrder(this.providers.getCredentials(accountId, model.provider), this.threads.get(accountId, workspaceId, input.threadId));
+    // The thread is appended to durably while the vendor is called. A provider error comes first.
+    const [credentials, thread] = await settledInOrder(this.providers.getCredentials(accountId, model.provider), read);
     // A marker stays until the reply is saved: a reply that has just ended there is no conflict.
     const remote = await elsewhere;
     if (remote && (await this.relay.isStreaming(remote))) throw busy({ id: remote.id, workspaceId, threadId: remote.thread_id, startedAt: remote.started_at });
