@@ -16,7 +16,7 @@ import { bootstrapFlag, cpuProfileFlags, fetchToken, median, startChildServer } 
  * (b) the median time to the first delta through Runloom minus the direct one, on short replies;
  * (c) CONCURRENT streams at once: server CPU per delta (all threads, and the main thread alone: what
  *     bounds its rate) and the server's peak RSS (reported, no goal).
- * `BENCH_THREAD_DELTAS` (default 2000), `BENCH_THREAD_CONCURRENT` (100), `BENCH_ROUNDS` (5);
+ * `BENCH_THREAD_DELTAS` (default 2000), `BENCH_THREAD_CONCURRENT` (100), `BENCH_ROUNDS` (15);
  * `BENCH_PROFILE_DIR` profiles the server.
  */
 
@@ -24,7 +24,14 @@ const ROOT = path.join(__dirname, '..');
 const CLI = path.join(ROOT, 'packages/server-adapter/dist/cli.js');
 const DELTAS = Number(process.env.BENCH_THREAD_DELTAS ?? 2000);
 const CONCURRENT = Number(process.env.BENCH_THREAD_CONCURRENT ?? 100);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** A stream lasts ~10 ms, so one descheduling or GC pause moves a round by a third: the medians need more than a handful. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+/**
+ * Replies on each path before measuring: a new server's heap grows to its working size over its
+ * first replies (with 3, its first mark-compact, 6-13 ms, and a 5-12 ms scavenge came in the third
+ * measured round in every run traced with --trace-gc), which a running server has long done.
+ */
+const WARM_REPLIES = 10;
 const FIRST_DELTA_SAMPLES = 30;
 /**
  * (b) times short replies: with DELTAS deltas in one burst, the AI SDK's stream pipeline parses the
@@ -127,7 +134,7 @@ export async function runThreadStreamsBench(): Promise<BenchResult[]> {
         }, chatCompletionDeltas);
 
       // Warm both paths (the server loads the AI SDK bundle on its first model call).
-      for (let warm = 0; warm < 3; warm += 1) {
+      for (let warm = 0; warm < WARM_REPLIES; warm += 1) {
         await throughRunloom();
         await direct();
       }
