@@ -93,7 +93,7 @@ export class GuardedHttpClient implements HttpClient {
       deadline.aborted ? new HttpRequestError('timeout', `no answer within ${timeoutMs} ms`) : new HttpRequestError('aborted', 'the request was aborted');
     if (signal.aborted) throw failure();
     // An IP literal is checked now; a name when a connection to it is opened (`outgoing`).
-    if (target.literal) this.checkedAddresses(target, egress);
+    if (target.literal) this.allowedAddresses(target, literalAddresses(target), egress);
     return this.send(target, request, egress, signal, failure);
   }
 
@@ -136,7 +136,7 @@ export class GuardedHttpClient implements HttpClient {
     for (const [name, value] of request.headers) headers[name] = value;
     for (let redirects = 0; ; redirects += 1) {
       // An IP literal is checked now; a name when a connection to it is opened (`outgoing`).
-      if (target.literal) this.checkedAddresses(target, this.egress);
+      if (target.literal) this.allowedAddresses(target, literalAddresses(target), this.egress);
       const response = await this.open(target, { method, headers, body, signal });
       const location = response.headers.location;
       if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || location === undefined || redirect === 'manual') {
@@ -165,7 +165,7 @@ export class GuardedHttpClient implements HttpClient {
    * against the signal): only a name needs DNS.
    */
   private checkedAddresses(target: Target, egress: EgressPolicy): ResolvedAddress[] | Promise<ResolvedAddress[]> {
-    if (target.literal) return this.allowedAddresses(target, [{ address: target.hostname, family: net.isIP(target.hostname) as 4 | 6 }], egress);
+    if (target.literal) return this.allowedAddresses(target, literalAddresses(target), egress);
     return this.resolveName(target.hostname).then((addresses) => this.allowedAddresses(target, addresses, egress));
   }
 
@@ -428,6 +428,11 @@ function parseTarget(raw: string): Target {
 async function resolveWithDns(hostname: string): Promise<ResolvedAddress[]> {
   const answers = await dns.promises.lookup(hostname, { all: true, verbatim: true });
   return answers.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+}
+
+/** The address an IP literal target names. */
+function literalAddresses(target: Target): ResolvedAddress[] {
+  return [{ address: target.hostname, family: net.isIP(target.hostname) as 4 | 6 }];
 }
 
 /** Answers Node's socket `lookup` with the checked addresses and nothing else. */
