@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Clock, Timer } from '../../ports/clock';
+import { finishOrAbort } from '../../domain/stop-within';
 import { type Database, type Doc, DuplicateIdError, type LivenessHold, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
 import type { IdGenerator } from '../../ports/id-generator';
 import type { EnqueueOptions, JobHandler, JobQueue, JobRetryPolicy } from '../../ports/job-queue';
@@ -89,8 +90,6 @@ const DEFAULT_RETRY: JobRetryPolicy = { maxAttempts: 1, initialBackoffMs: 1000 }
 /** Jobs remembered per kind without reading the store; past that the store is read in batches. */
 const MAX_READY_PER_KIND = 10_000;
 const REFILL_BATCH = 100;
-/** How long `stop` waits for aborted attempts to hand their jobs back. */
-const ABORT_SETTLE_MS = 1000;
 const MAX_ERROR_LENGTH = 1000;
 /**
  * Running jobs read per look for dead workers, longest-held first; any beyond wait for the next
@@ -260,12 +259,12 @@ export class DatabaseJobQueue implements JobQueue {
     // Claims in flight hand their jobs straight back (see `claim`); then wait for running attempts.
     await Promise.allSettled([...this.claims]);
     const running = () => [...this.attempts.values()].map((attempt) => attempt.done);
-    await settledWithin(this.clock, running(), graceMs);
-    for (const attempt of this.attempts.values()) {
-      attempt.stopping = true;
-      attempt.controller.abort(new Error('job queue stopping'));
-    }
-    await settledWithin(this.clock, running(), ABORT_SETTLE_MS);
+    await finishOrAbort(this.clock, running, graceMs, () => {
+      for (const attempt of this.attempts.values()) {
+        attempt.stopping = true;
+        attempt.controller.abort(new Error('job queue stopping'));
+      }
+    });
     // An attempt still running now keeps no lease, and this worker is dead to the others: the job
     // is offered again.
     this.renewTimer?.cancel();
@@ -714,17 +713,6 @@ export function retryDelayMs(policy: JobRetryPolicy, attempt: number): number {
   const base = Math.min(policy.initialBackoffMs * 2 ** (attempt - 1), policy.maxBackoffMs ?? Number.POSITIVE_INFINITY);
   const jitter = policy.jitter ?? 0;
   return Math.max(0, Math.round(base * (1 + jitter * (2 * Math.random() - 1))));
-}
-
-function settledWithin(clock: Clock, promises: Promise<unknown>[], ms: number): Promise<void> {
-  if (promises.length === 0) return Promise.resolve();
-  let timer: Timer | undefined;
-  return Promise.race([
-    Promise.allSettled(promises).then(() => undefined),
-    new Promise<void>((resolve) => {
-      timer = clock.setTimeout(resolve, ms);
-    }),
-  ]).finally(() => timer?.cancel());
 }
 
 function errorMessage(error: unknown): string {

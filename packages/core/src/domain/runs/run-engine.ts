@@ -1,6 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { Clock, type Timer } from '../../ports/clock';
+import { finishOrAbort } from '../stop-within';
 import { Database, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { type EnqueueOptions, type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
@@ -43,10 +44,8 @@ const RUN_JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_RUN_ATTEMPTS, initialBa
  */
 const REPAIR_INTERVAL_MS = 60_000;
 
-/** How long `stop` lets runs started without a job finish before it aborts them (the queue's own grace). */
+/** How long `stop` lets runs started without a job finish before it aborts them (the queue's default grace). */
 const STOP_GRACE_MS = 10_000;
-/** How long `stop` then waits for the aborted runs to settle. */
-const ABORT_SETTLE_MS = 1000;
 
 /** The topic a run's final view is published on when it finishes (sync submissions wait for it). */
 export function runTopic(runId: string): string {
@@ -125,25 +124,11 @@ export class RunEngine implements Lifecycle {
   async stop(): Promise<void> {
     this.repairTimer?.cancel();
     this.stopped = true;
-    if (!(await this.settled(STOP_GRACE_MS))) {
+    await finishOrAbort(this.clock, () => [...this.withoutJob.keys()], STOP_GRACE_MS, () => {
       this.stopping.abort(new Error('the server is stopping'));
       // Each aborted with the same reason, so the execution sees itself stopped (`stoppedByQueue`).
       for (const controller of this.withoutJob.values()) controller.abort(this.stopping.signal.reason);
-      await this.settled(ABORT_SETTLE_MS);
-    }
-  }
-
-  /** Whether every run started without a job has settled within `ms`. */
-  private async settled(ms: number): Promise<boolean> {
-    if (this.withoutJob.size === 0) return true;
-    let timer: Timer | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = this.clock.setTimeout(() => resolve(false), ms)));
-    const settled = Promise.allSettled([...this.withoutJob.keys()]).then(() => true as const);
-    try {
-      return await Promise.race([settled, timedOut]);
-    } finally {
-      timer?.cancel();
-    }
+    });
   }
 
   /**
