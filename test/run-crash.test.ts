@@ -110,9 +110,10 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
       for (const callback of sink.received) assert.deepEqual([callback.type, callback.data.status], ['run.completed', 'succeeded']);
     });
 
-    it(`fails a run interrupted ${MAX_RUN_ATTEMPTS} times with 'interrupted' instead of resuming it again, and still sends its callback`, async () => {
+    /** Submits one run (with a callback to `callbackUrl`, none for '-') and kills its server in each of its attempts' vendor calls: its id. */
+    async function interruptedEveryAttempt(callbackUrl: string): Promise<string> {
       fake.reply(...Array.from({ length: MAX_RUN_ATTEMPTS }, () => ({ type: 'hang' as const })));
-      const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), sink.url, '1']);
+      const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), callbackUrl, '1']);
       const id = first.line.replace(/^submitted /, '');
       await fake.waitForRequests(1);
       await first.kill();
@@ -121,6 +122,11 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
         await fake.waitForRequests(attempt);
         await resumed.kill();
       }
+      return id;
+    }
+
+    it(`fails a run interrupted ${MAX_RUN_ATTEMPTS} times with 'interrupted' instead of resuming it again, and still sends its callback`, async () => {
+      const id = await interruptedEveryAttempt(sink.url);
 
       runloom = await restart();
       const run = await waitFinished(runloom, id);
@@ -133,16 +139,7 @@ for (const store of ['the embedded store', 'PostgreSQL'] as const) {
     });
 
     it(`resumes a run without a callback (on the embedded store it has no job) and fails it after ${MAX_RUN_ATTEMPTS} interruptions too`, async () => {
-      fake.reply(...Array.from({ length: MAX_RUN_ATTEMPTS }, () => ({ type: 'hang' as const })));
-      const first = await startChild([dataDir, 'submit', ACCOUNT, JSON.stringify(fake.credentials), '-', '1']);
-      const id = first.line.replace(/^submitted /, '');
-      await fake.waitForRequests(1);
-      await first.kill();
-      for (let attempt = 2; attempt <= MAX_RUN_ATTEMPTS; attempt++) {
-        const resumed = await startChild([dataDir, 'resume']);
-        await fake.waitForRequests(attempt);
-        await resumed.kill();
-      }
+      const id = await interruptedEveryAttempt('-');
 
       runloom = await restart();
       const run = await waitFinished(runloom, id);
