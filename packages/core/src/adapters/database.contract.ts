@@ -447,6 +447,106 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
       });
     });
 
+    describe('check', () => {
+      beforeEach(withFixtures);
+
+      it('lets its write through when the document matches, and changes nothing itself', async () => {
+        const before = database.collectionVersion(ITEMS);
+        await database.write([{ op: 'check', collection: ITEMS, id: 'a1', expect: { status: 'queued', rank: { gte: 3 } } }]);
+        assert.equal(database.collectionVersion(ITEMS), before);
+        await database.write([
+          { op: 'check', collection: ITEMS, id: 'a1', expect: { status: 'queued' } },
+          { op: 'check', collection: ITEMS, id: 'a1', expect: { account_id: 'acct-a' } },
+          { op: 'insert', collection: ITEMS, doc: { id: 'n1', status: 'new' } },
+        ]);
+        assert.deepEqual(await database.get(ITEMS, 'n1'), { id: 'n1', status: 'new' });
+        assert.deepEqual(await database.get(ITEMS, 'a1'), fixtures[0]);
+      });
+
+      it('that does not hold, or names a missing document, fails the whole write with WriteConflictError', async () => {
+        const failing: WriteOp[] = [
+          { op: 'check', collection: ITEMS, id: 'a1', expect: { status: 'running' } },
+          { op: 'check', collection: ITEMS, id: 'zz', expect: {} },
+          { op: 'check', collection: ITEMS, id: 'zz', expect: { status: null } },
+        ];
+        for (const check of failing) {
+          await assert.rejects(
+            database.write([
+              { op: 'insert', collection: ITEMS, doc: { id: 'n1', status: 'new' } },
+              { op: 'replace', collection: ITEMS, doc: { ...fixtures[1]!, status: 'changed' } },
+              check,
+            ]),
+            (error: unknown) => {
+              assert.ok(error instanceof WriteConflictError, String(error));
+              assert.equal(error.id, check.op === 'check' ? check.id : undefined);
+              return true;
+            },
+          );
+          await assert.rejects(database.write([check]), WriteConflictError);
+        }
+        assert.deepEqual(await database.find(ITEMS), fixtures);
+      });
+
+      it('sees the earlier ops of its batch', async () => {
+        await database.write([
+          { op: 'replace', collection: ITEMS, doc: { ...fixtures[0]!, status: 'running' } },
+          { op: 'check', collection: ITEMS, id: 'a1', expect: { status: 'running' } },
+        ]);
+        await assert.rejects(
+          database.write([
+            { op: 'delete', collection: ITEMS, id: 'b1' },
+            { op: 'check', collection: ITEMS, id: 'b1', expect: {} },
+          ]),
+          WriteConflictError,
+        );
+        assert.equal((await database.get(ITEMS, 'b1'))?.status, 'queued');
+      });
+
+      it('concurrent checks of one document all pass, each write failing or landing alone', async () => {
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, index) =>
+            database.write([
+              { op: 'check', collection: ITEMS, id: 'a1', expect: { status: index % 4 === 3 ? 'running' : 'queued' } },
+              { op: 'insert', collection: ITEMS, doc: { id: `claim-${index}`, status: 'claim' } },
+            ]),
+          ),
+        );
+        outcomes.forEach((outcome, index) => {
+          if (index % 4 === 3) assert.ok(outcome.status === 'rejected' && outcome.reason instanceof WriteConflictError, `write ${index}`);
+          else assert.equal(outcome.status, 'fulfilled', `write ${index}`);
+        });
+        assert.equal(await database.count(ITEMS, { status: 'claim' }), 15);
+      });
+
+      // Two writes, each checking the document the other replaces: run one after the other, the
+      // second's check fails, whatever their order. Both landing would mean a check read a state
+      // that a concurrent write had already left (write skew). Shared adapters: from two handles.
+      it('is atomic with a concurrent replace of its document: of two writes checking what the other replaces, one fails', async () => {
+        const other = store.openAnother ? await store.openAnother() : database;
+        try {
+          if (other !== database) await other.migrate([itemsMigration]);
+          for (let round = 0; round < 10; round += 1) {
+            const [a1, b1] = await Promise.all([database.get(ITEMS, 'a1'), database.get(ITEMS, 'b1')]);
+            const outcomes = await Promise.allSettled([
+              database.write([
+                { op: 'check', collection: ITEMS, id: 'a1', expect: { rank: a1!.rank as number } },
+                { op: 'replace', collection: ITEMS, doc: { ...b1!, rank: (b1!.rank as number) + 1 }, expect: { rank: b1!.rank as number } },
+              ]),
+              other.write([
+                { op: 'check', collection: ITEMS, id: 'b1', expect: { rank: b1!.rank as number } },
+                { op: 'replace', collection: ITEMS, doc: { ...a1!, rank: (a1!.rank as number) + 1 }, expect: { rank: a1!.rank as number } },
+              ]),
+            ]);
+            const landed = outcomes.filter((outcome) => outcome.status === 'fulfilled').length;
+            assert.equal(landed, 1, `round ${round}: ${landed} of the two writes landed`);
+            for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof WriteConflictError, String(outcome.reason));
+          }
+        } finally {
+          if (other !== database) await other.close();
+        }
+      });
+    });
+
     it('says the store is shared exactly when another handle can open it', () => {
       assert.equal(database.shared, store.openAnother !== undefined);
     });

@@ -10,7 +10,7 @@
  *   is durable (it survives a crash of the process). No reader ever sees a half-applied `write`.
  * - Durability keeps write order: a write made after another has applied (its `onApplied`) is
  *   never durable without it, and fails when it fails.
- * - A `replace`/`delete` whose `expect` does not match the stored document fails the whole batch
+ * - A `replace`/`delete`/`check` whose `expect` does not match the stored document fails the whole batch
  *   with `WriteConflictError` (also when the document is missing); an `insert` of an existing id
  *   fails it with `DuplicateIdError`. That is how services make state transitions race-free.
  * - Only declared fields can be queried, ordered or expected; the rest of a document is stored as
@@ -59,7 +59,13 @@ export interface Query {
 export type WriteOp =
   | { op: 'insert'; collection: string; doc: Doc }
   | { op: 'replace'; collection: string; doc: Doc; expect?: Where }
-  | { op: 'delete'; collection: string; id: string; expect?: Where };
+  | { op: 'delete'; collection: string; id: string; expect?: Where }
+  /**
+   * Writes nothing: the write fails (`WriteConflictError`) unless the document exists and matches
+   * `expect`, checked like a `replace`'s, at the same point as the write's other ops. Lets a write
+   * rest on a document read earlier (a kept copy) without reading it again.
+   */
+  | { op: 'check'; collection: string; id: string; expect: Where };
 
 /** One step of a migration. */
 export type MigrationStep =

@@ -12,6 +12,6 @@ export class CollectionVersions {
   }
 
   changed(ops: readonly WriteOp[]): void {
-    for (const { collection } of ops) this.counts.set(collection, this.of(collection) + 1);
+    for (const { op, collection } of ops) if (op !== 'check') this.counts.set(collection, this.of(collection) + 1);
   }
 }

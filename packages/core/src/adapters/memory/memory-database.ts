@@ -68,7 +68,7 @@ export class MemoryDatabase implements Database {
       staged.set(collection, pending);
     };
     for (const op of ops) {
-      const id = op.op === 'delete' ? op.id : op.doc.id;
+      const id = op.op === 'delete' || op.op === 'check' ? op.id : op.doc.id;
       const existing = current(op.collection, id);
       if (op.op === 'insert') {
         if (existing !== undefined) throw new DuplicateIdError(op.collection, id);
@@ -78,6 +78,7 @@ export class MemoryDatabase implements Database {
       if (existing === undefined || !matchesWhere(JSON.parse(existing) as Doc, op.expect)) {
         throw new WriteConflictError(op.collection, id);
       }
+      if (op.op === 'check') continue;
       stage(op.collection, id, op.op === 'replace' ? JSON.stringify(op.doc) : undefined);
     }
     for (const [collection, pending] of staged) {

@@ -407,9 +407,12 @@ export class PostgresDatabase implements Database {
     const fields = await this.fields(op.collection);
     const table = this.table(op.collection);
     const params: Param[] = [];
-    if (op.op === 'delete') {
+    if (op.op === 'delete' || op.op === 'check') {
       const conditions = [`"id" = ${placeholder(params, textValue(op.id))}`, ...conditionsSql(op.collection, fields, op.expect, params)];
-      return { op, id: op.id, sql: `DELETE FROM ${table} WHERE ${conditions.join(' AND ')}`, params };
+      // FOR SHARE: like an UPDATE's condition, waits for a concurrent writer of the row and is
+      // checked again on what it committed, and keeps the row from changing until this commits.
+      const sql = op.op === 'check' ? `SELECT 1 FROM ${table} WHERE ${conditions.join(' AND ')} FOR SHARE` : `DELETE FROM ${table} WHERE ${conditions.join(' AND ')}`;
+      return { op, id: op.id, sql, params };
     }
     const values = [JSON.stringify(op.doc), ...[...fields].map(([field, type]) => columnValue(type, op.doc[field]))];
     if (op.op === 'insert') {

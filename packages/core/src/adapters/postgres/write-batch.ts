@@ -20,7 +20,7 @@ export interface PendingWrite {
 
 /**
  * One step of a batch (a `WITH` clause of its `batchStatement`, or else a statement of its
- * transaction) and how many rows it must change. `alone` names the write it is the only operation
+ * transaction) and how many rows it must change (a `check`: find, as a query). `alone` names the write it is the only operation
  * of: when it changes no row, that write failed without changing anything, so it alone is refused
  * and the rest of the batch goes on.
  */
@@ -29,6 +29,8 @@ export interface BatchStep {
   params: Param[];
   rows: number;
   alone?: PendingWrite;
+  /** A `check` op's query (`SELECT … FOR SHARE`), which changes nothing. */
+  query?: boolean;
 }
 
 /** PostgreSQL's limit on the parameters of one statement. */
@@ -55,7 +57,13 @@ export function batchSteps(batch: readonly PendingWrite[]): BatchStep[] {
         rows.push(statement.insert);
         inserts.set(statement.op.collection, rows);
       } else {
-        steps.push({ sql: statement.sql, params: statement.params, rows: 1, alone: write.statements.length === 1 ? write : undefined });
+        steps.push({
+          sql: statement.sql,
+          params: statement.params,
+          rows: 1,
+          alone: write.statements.length === 1 ? write : undefined,
+          query: statement.op.op === 'check',
+        });
       }
     }
   }
@@ -69,16 +77,18 @@ export function batchSteps(batch: readonly PendingWrite[]): BatchStep[] {
  * by itself: when a step that is not a lone write's only operation changes another number of rows
  * than it must, the statement fails whole (a cast error it raises on purpose) and nothing applies.
  * A lone write's step that changes no row changed nothing: its write is refused, the rest apply.
- * Undefined when a row is written twice (the clauses of one statement do not see each other's
- * changes, where a transaction's statements would) or it would pass the parameter limit.
+ * Undefined when a row is written twice, or written and checked (the clauses of one statement do
+ * not see each other's changes, where a transaction's statements would), or it would pass the
+ * parameter limit. Checks of one row by several writes are fine: none changes it.
  */
 export function batchStatement(batch: readonly PendingWrite[]): { sql: string; params: Param[]; steps: BatchStep[] } | undefined {
-  const rows = new Set<string>();
+  const written = new Set<string>();
+  const checked = new Set<string>();
   for (const write of batch) {
     for (const { op, id } of write.statements) {
       const row = `${op.collection}/${id}`;
-      if (rows.has(row)) return undefined;
-      rows.add(row);
+      if (written.has(row) || (op.op !== 'check' && checked.has(row))) return undefined;
+      (op.op === 'check' ? checked : written).add(row);
     }
   }
   const steps = batchSteps(batch);
@@ -89,7 +99,7 @@ export function batchStatement(batch: readonly PendingWrite[]): { sql: string; p
     // Generated SQL holds `$` only in placeholders (names are checked, values are parameters).
     const sql = step.sql.replace(/\$(\d+)/g, (_, number: string) => `$${params.length + Number(number)}`);
     params.push(...step.params);
-    clauses.push(`"s${index}" AS (${sql} RETURNING 1)`);
+    clauses.push(`"s${index}" AS (${step.query ? sql : `${sql} RETURNING 1`})`);
   }
   const changed = steps.map((_, index) => `(SELECT count(*) FROM "s${index}")`);
   const mustApply = steps.flatMap((step, index) => (step.alone ? [] : [`${changed[index]} = ${step.rows}`]));

@@ -177,7 +177,7 @@ export class SqlJsDatabase implements Database {
       options?.onApplied?.();
       return;
     }
-    const statements = this.engine.write(() => ops.map((op) => this.apply(op)), ops.length === 1);
+    const statements = this.engine.write(() => ops.flatMap((op) => this.apply(op)), ops.length === 1);
     // Readers see the change from now on (before it is durable), so the versions move now too.
     this.versions.changed(ops);
     // Queued in the log before `onApplied` runs, so whatever it writes lands after this record.
@@ -231,11 +231,20 @@ export class SqlJsDatabase implements Database {
     return this.closing;
   }
 
-  /** Runs one op; throws (leaving the caller's transaction to roll back) when it cannot apply. */
-  private apply(op: WriteOp): LoggedStatement {
+  /**
+   * Runs one op; throws (leaving the caller's transaction to roll back) when it cannot apply.
+   * Answers what the log must replay: nothing for a check, which changes nothing.
+   */
+  private apply(op: WriteOp): LoggedStatement[] {
     const schema = this.collection(op.collection);
     const params: SqlParam[] = [];
     let sql: string;
+    if (op.op === 'check') {
+      params.push(op.id);
+      const found = this.engine.all([schema.getSql, ...schema.conditions(op.expect, params)].join(' AND '), params);
+      if (found.length === 0) throw new WriteConflictError(op.collection, op.id);
+      return [];
+    }
     if (op.op === 'insert') {
       params.push(op.doc.id, ...schema.rowValues(op.doc));
       sql = schema.insertSql;
@@ -249,7 +258,7 @@ export class SqlJsDatabase implements Database {
       if (op.op === 'insert') throw new DuplicateIdError(op.collection, op.doc.id);
       throw new WriteConflictError(op.collection, op.op === 'replace' ? op.doc.id : op.id);
     }
-    return [sql, params];
+    return [[sql, params]];
   }
 
   private collection(name: string): CollectionSchema {
