@@ -110,6 +110,47 @@ describe('instances starting at once on an empty PostgreSQL schema', function ()
   });
 });
 
+describe('two instances in one process on one PostgreSQL schema', function () {
+  this.timeout(60_000);
+
+  // Each instance keeps the runnables its submissions read (RunnableService.getForWrite): a kept
+  // copy must never outlive a change made on the other instance.
+  it('a run submitted on B right after the runnable changed or went on A runs what A stored', async () => {
+    const schema = createTestSchema();
+    const dirs = Array.from({ length: 2 }, () => fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-kept-')));
+    const fake = await startFakeVendor('openai');
+    const shared = { databaseUrl: `${TEST_DATABASE_URL}?schema=${schema.schema}`, secretKey: randomBytes(32).toString('base64'), allowPrivateNetwork: true };
+    const instances: Runloom[] = [];
+    try {
+      for (const dataDir of dirs) instances.push(await createRunloom({ ...shared, dataDir }));
+      const [a, b] = instances as [Runloom, Runloom];
+      await a.providers.put(CLIENT.account, fake.provider, { enabled: true, credentials: fake.credentials });
+      const config = (content: string) => ({ type: 'prompt', prompt: { messages: [{ role: 'user', content }] }, llms: [{ provider: fake.provider, model: fake.model }] });
+      const runnable = await a.runnables.create(CLIENT.account, { name: 'kept', config_content_parsed: config('first') }, CLIENT.id);
+      const submitOnB = async (): Promise<string> => {
+        const submitted = await b.runs.submit(CLIENT.account, runnable.id, {});
+        assert.equal(submitted.mode, 'async');
+        return (await b.runs.get(CLIENT.account, submitted.id)).runnable_sha256;
+      };
+      assert.equal(await submitOnB(), runnable.config_content_sha256);
+      assert.equal(await submitOnB(), runnable.config_content_sha256);
+      for (const content of ['second', 'third']) {
+        const updated = await a.runnables.update(CLIENT.account, runnable.id, { config_content_parsed: config(content) }, CLIENT.id);
+        assert.notEqual(updated.config_content_sha256, runnable.config_content_sha256);
+        assert.equal(await submitOnB(), updated.config_content_sha256);
+        assert.equal(await submitOnB(), updated.config_content_sha256);
+      }
+      await a.runnables.delete(CLIENT.account, runnable.id);
+      await assert.rejects(submitOnB(), (error: unknown) => (error as { code?: string }).code === 'NOT_FOUND');
+    } finally {
+      for (const instance of instances) await instance.close();
+      await fake.close();
+      await schema.drop();
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('several instances on one PostgreSQL database', function () {
   this.timeout(120_000);
   let database: Awaited<ReturnType<typeof createDatabase>>;

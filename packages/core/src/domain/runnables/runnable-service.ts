@@ -42,6 +42,17 @@ interface StoredConfig {
   config_content_sha256: string;
 }
 
+/** A runnable for a write that rests on it (`RunnableService.getForWrite`). */
+export interface RunnableForWrite {
+  runnable: Readonly<Runnable>;
+  /**
+   * Present when `runnable` is a copy kept in this process that the store cannot vouch for: the
+   * write must carry this op, which fails it with a `WriteConflictError` on the runnables'
+   * collection when the runnable has changed or gone since it was kept.
+   */
+  check?: WriteOp;
+}
+
 /**
  * Runnables of an account (docs/api.md#runnables): create, list, read, update with a version
  * history, delete. Every read is scoped to the caller's account; another account's id is missing.
@@ -56,8 +67,13 @@ export class RunnableService {
   private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
   /** The JSON of lists recently answered, by account and query, while no runnable was written since. */
   private readonly listTexts = new VersionedTexts();
-  /** Runnables recently read by `getShared`, by account and id, under the collection version they were read at. */
-  private readonly keptRunnables = new LRUCache<string, { version: number; runnable: Runnable }>({ max: JSON_CACHE_ENTRIES });
+  /**
+   * Runnables recently read by `getForWrite`, by account and id, with the collection version they
+   * were read at (undefined on a store without versions) and their revision.
+   */
+  private readonly keptRunnables = new LRUCache<string, { version: number | undefined; revision: number; runnable: Readonly<Runnable> }>({
+    max: JSON_CACHE_ENTRIES,
+  });
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -117,20 +133,26 @@ export class RunnableService {
   }
 
   /**
-   * `get`, frozen and shared between callers: what every run submission reads. Answered again,
-   * without reading the store or parsing its JSON, while no runnable has been written since
-   * (`Repository.collectionVersion`; a store without versions is read each time).
+   * `get`, frozen and shared between callers, for a write that rests on it: what every run
+   * submission reads. Answered again without reading the store or parsing its JSON while no
+   * runnable has been written since (`Repository.collectionVersion`). On a store without versions
+   * (other instances write it unseen) a kept copy comes with `check`, which the write must carry;
+   * `fresh` reads the store again (after that check failed).
    */
-  async getShared(accountId: string, id: string): Promise<Readonly<Runnable>> {
+  async getForWrite(accountId: string, id: string, fresh = false): Promise<RunnableForWrite> {
     // Read before the store is: a write landing meanwhile moves it past what is kept under it.
     const version = this.runnables.collectionVersion();
-    if (version === undefined) return this.get(accountId, id);
     const key = JSON.stringify([accountId, id]);
-    const kept = this.keptRunnables.get(key);
-    if (kept !== undefined && kept.version === version) return kept.runnable;
-    const runnable = deepFreeze(toRunnable(await this.getDoc(accountId, id)));
-    this.keptRunnables.set(key, { version, runnable });
-    return runnable;
+    const kept = fresh ? undefined : this.keptRunnables.get(key);
+    if (kept !== undefined && version === undefined) {
+      return { runnable: kept.runnable, check: this.runnables.checkOp(accountId, id, { revision: kept.revision }) };
+    }
+    if (kept !== undefined && kept.version === version) return { runnable: kept.runnable };
+    this.keptRunnables.delete(key);
+    const doc = await this.getDoc(accountId, id);
+    const runnable = deepFreeze(toRunnable(doc));
+    this.keptRunnables.set(key, { version, revision: doc.revision, runnable });
+    return { runnable };
   }
 
   /** The runnable, or undefined when the account has none with this id. */

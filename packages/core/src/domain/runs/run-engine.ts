@@ -136,17 +136,18 @@ export class RunEngine implements Lifecycle {
    * this instance claims the job in that write and a slot is free, the run is stored already
    * `running`, so starting it costs no write of its own, and it is handed to its execution without
    * being read back. A run started without a job (see the class comment) is that write without the job.
+   * `checks` (`check` ops) go into that write: the run is accepted only while they hold.
    */
-  async accept(run: RunRecord): Promise<void> {
+  async accept(run: RunRecord, checks: readonly WriteOp[] = []): Promise<void> {
     if (!this.database.shared && run.callback === null && !this.stopped && this.slots.tryAcquire(run.account_id)) {
-      await this.acceptWithoutJob({ ...run, status: 'running', started_at: this.clock.now().toISOString() });
+      await this.acceptWithoutJob({ ...run, status: 'running', started_at: this.clock.now().toISOString() }, checks);
       return;
     }
     const ops = (claimedHere: boolean): WriteOp[] => {
-      if (!claimedHere || !this.slots.tryAcquire(run.account_id)) return [this.runs.insertOp(run)];
+      if (!claimedHere || !this.slots.tryAcquire(run.account_id)) return [...checks, this.runs.insertOp(run)];
       const started: RunRecord = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
       this.startedAtAccept.set(run.id, started);
-      return [this.runs.insertOp(started)];
+      return [...checks, this.runs.insertOp(started)];
     };
     try {
       await this.enqueue(run.account_id, run.id, ops);
@@ -162,10 +163,10 @@ export class RunEngine implements Lifecycle {
    * durable (as `enqueue` with `startBeforeDurable`: nobody hears of the run before this resolves).
    * Its slot is taken; the execution gives it back, or this when the write never applied.
    */
-  private async acceptWithoutJob(run: RunRecord): Promise<void> {
+  private async acceptWithoutJob(run: RunRecord, checks: readonly WriteOp[]): Promise<void> {
     let executing = false;
     try {
-      await this.database.write([this.runs.insertOp(run)], {
+      await this.database.write([...checks, this.runs.insertOp(run)], {
         onApplied: () => {
           executing = true;
           this.executeWithoutJob(run);

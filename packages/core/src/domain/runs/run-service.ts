@@ -2,12 +2,14 @@ import { inject, injectable } from 'inversify';
 import { DomainError } from '../errors';
 import { validationError } from '../errors';
 import { Clock } from '../../ports/clock';
+import { WriteConflictError } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { IdGenerator } from '../../ports/id-generator';
 import { SecretBox } from '../../ports/secret-box';
 import { ResourceService } from '../resources/resource-service';
 import type { InputConfig } from '../runnables/config-schema';
-import { RunnableService } from '../runnables/runnable-service';
+import { RUNNABLES_COLLECTION } from '../runnables/runnable-repositories';
+import { type RunnableForWrite, RunnableService } from '../runnables/runnable-service';
 import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
 import { checkEmbeddedResources } from './resource-checks';
 import { RunEngine, runTopic } from './run-engine';
@@ -60,7 +62,23 @@ export class RunService {
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
       throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
-    const runnable = await this.runnables.getShared(accountId, runnableId);
+    try {
+      return await this.submitOn(accountId, await this.runnables.getForWrite(accountId, runnableId), request, mode, signal);
+    } catch (error) {
+      // The copy of the runnable kept here is out of date (written on another instance): read it again.
+      if (!(error instanceof WriteConflictError && error.collection === RUNNABLES_COLLECTION)) throw error;
+      return this.submitOn(accountId, await this.runnables.getForWrite(accountId, runnableId, true), request, mode, signal);
+    }
+  }
+
+  /** `submitParsed` of the runnable as read; accepted only while its `check` holds. */
+  private async submitOn(
+    accountId: string,
+    { runnable, check }: RunnableForWrite,
+    request: ParsedRunRequest,
+    mode: RunMode,
+    signal: AbortSignal | undefined,
+  ): Promise<SubmittedRun> {
     const config = runnable.config_content_parsed;
     const resources = await checkEmbeddedResources(this.resources, accountId, (config.inputs ?? []) as InputConfig[], request.resources);
     if (request.callback_url !== null) await this.callbacks.validateCallbackUrl(request.callback_url);
@@ -93,7 +111,7 @@ export class RunService {
     // Listening before the run exists, so its end cannot slip by.
     const finished = mode === 'sync' ? this.finishedView(run.id, signal) : undefined;
     try {
-      await this.engine.accept(run);
+      await this.engine.accept(run, check ? [check] : []);
     } catch (error) {
       finished?.stop();
       throw error;

@@ -52,6 +52,11 @@ export class Repository<T extends AccountRecord> {
     return { op: 'delete', collection: this.collection, id, expect: { ...expect, account_id: accountId } };
   }
 
+  /** Fails the write it is part of unless the account's record `id` exists and matches `expect`. */
+  checkOp(accountId: string, id: string, expect: Where): WriteOp {
+    return { op: 'check', collection: this.collection, id, expect: { ...expect, account_id: accountId } };
+  }
+
   insert(record: T): Promise<void> {
     return this.database.write([this.insertOp(record)]);
   }
