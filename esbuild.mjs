@@ -6,10 +6,9 @@
 //   S3 blob store), deferred/*.js (npm packages required on first use) and sql-wasm.wasm beside them;
 // - the server adapter and the `runloom` CLI: packages/server-adapter/dist/index.js and cli.js;
 // - the VS Code extension: packages/vscode/dist/extension.js (client) and server.js (language server).
-// CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names kept so DI
-// errors name real classes (not in ai-sdk.js, see aiSdkBeside), sourcemaps on; `--watch` rebuilds
-// on change. Type declarations are tsc's (the tsconfig.build.json of core and server-adapter, in
-// `npm run build`), not this script's.
+// CommonJS for Node (sql.js relies on dynamic requires that ESM bundles break), names not kept (see
+// keepNames below), sourcemaps on; `--watch` rebuilds on change. Type declarations are tsc's (the
+// tsconfig.build.json of core and server-adapter, in `npm run build`), not this script's.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -184,16 +183,8 @@ const besideCore = {
   ...deferredEntries,
 };
 
-/**
- * ai-sdk.js in `outdir`, bundled without keeping names: keepNames wraps every named function the
- * SDK makes in a `__name()` call (an Object.defineProperty) each time it is made, and a model call
- * makes many (a provider, its model, its request's closures): ~10 µs of the ~250 µs of CPU a
- * non-streamed call over loopback costs (`generate` on the fake OpenAI, medians of 5 alternating
- * runs). Nothing in the SDK or the core reads the name of a function the bundle renamed (the
- * SDK's errors carry their names as strings, zod names its classes itself); the seven vendors'
- * model-gateway contract passes on the bundle.
- */
-const aiSdkBeside = (outdir) => ({ entryPoints: { 'ai-sdk': aiSdkEntry }, outdir, keepNames: false, wasm: false });
+/** ai-sdk.js in `outdir`. */
+const aiSdkBeside = (outdir) => ({ entryPoints: { 'ai-sdk': aiSdkEntry }, outdir, wasm: false });
 
 /**
  * Bundles of this repository; `wasm` marks those that open the embedded sql.js store. The server
@@ -269,7 +260,15 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     platform: 'node',
     target: forNode ? 'node20' : 'es2022',
     format: 'cjs',
-    keepNames: true,
+    // Names not kept: keepNames wraps every named function in a `__name()` call (an
+    // Object.defineProperty) each time it is made, and a request, a run and a model call make many
+    // closures. The calls were ~2% of profiles of a sync run; without them `runloom serve` spent ~13%
+    // less CPU per sync run (peer-bullmq bench, 7 alternating runs). A function then keeps its source
+    // name unless the bundle renamed it, to avoid a clash (`Router2`) or for a class that refers to
+    // itself (`_RunExecution`). Nothing reads such a name: errors carry their `name` themselves, and
+    // the two the core exports name their class too (DomainError, ApiError, for a host that prints
+    // one); DI errors and stack frames only show it.
+    keepNames: false,
     sourcemap: true,
     ...(forNode && {
       supported: { 'dynamic-import': false },

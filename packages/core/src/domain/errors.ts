@@ -57,6 +57,12 @@ export interface DomainErrorExtras {
 
 /** A refusal of the domain; see `DomainErrorCodes`. */
 export class DomainError extends Error {
+  // Named here, not by the class: the bundle (built without keepNames, esbuild.mjs) calls a class that
+  // refers to itself `_DomainError`, which stack frames and `util.inspect` would show.
+  static {
+    Object.defineProperty(this, 'name', { value: 'DomainError' });
+  }
+
   constructor(
     readonly code: DomainErrorCode,
     message?: string,

@@ -32,6 +32,12 @@ export const ErrorCodes = {
 export type ErrorCode = keyof typeof ErrorCodes;
 
 export class ApiError extends Error {
+  // Named here, not by the class: the bundle (built without keepNames, esbuild.mjs) calls a class that
+  // refers to itself `_ApiError`, which stack frames and `util.inspect` would show.
+  static {
+    Object.defineProperty(this, 'name', { value: 'ApiError' });
+  }
+
   readonly status: number;
   constructor(
     readonly code: ErrorCode,
