@@ -262,12 +262,12 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     format: 'cjs',
     // Names not kept: keepNames wraps every named function in a `__name()` call (an
     // Object.defineProperty) each time it is made, and a request, a run and a model call make many
-    // closures. The calls were ~2% of profiles of a sync run; without them `runloom serve` spent ~10%
-    // less CPU per sync run (peer-bullmq bench, median of 10 alternating pairs). A function keeps its
-    // source name unless the bundle renamed it, to avoid a clash (`Router2`) or for a class that
-    // refers to itself (`_RunExecution`). Nothing reads such a name: errors carry their `name` themselves, and
-    // the two the core exports name their class too (DomainError, ApiError, for a host that prints
-    // one); DI errors and stack frames only show it.
+    // closures. The calls were ~2% of profiles of a sync run; without them `runloom serve` spent 4-10%
+    // less CPU per sync run (peer-bullmq bench, alternating pairs; more on a busier machine). A
+    // function keeps its source name unless the bundle renamed it, to avoid a clash (`Router2`) or
+    // for a class that refers to itself (`_RunExecution`). Nothing reads such a name: errors carry
+    // their `name` themselves, and the two the core exports name their class too (DomainError,
+    // ApiError, for a host that prints one); DI errors and stack frames only show it.
     keepNames: false,
     sourcemap: true,
     ...(forNode && {
