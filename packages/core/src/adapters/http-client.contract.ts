@@ -63,6 +63,12 @@ async function failureKind(promise: Promise<unknown>): Promise<string> {
   return error.kind;
 }
 
+/** Asserts `fetch`'s rejection of a destination it could not reach: `TypeError('fetch failed')` with an `HttpRequestError` cause. */
+function assertFetchUnreachable(error: unknown): void {
+  assert.ok(error instanceof TypeError && error.message === 'fetch failed', String(error));
+  assert.ok(error.cause instanceof HttpRequestError && error.cause.kind === 'network');
+}
+
 /**
  * The one contract every `HttpClient` adapter passes. `create(policy)` makes a client whose
  * default egress policy is `policy`. Only loopback is ever contacted.
@@ -76,6 +82,16 @@ export function describeHttpClientContract(name: string, create: (egress: Egress
     afterEach(async () => {
       await sink.close();
     });
+    /** Runs `send` with a URL on a port nothing listens on (the sink's, closed), then starts a new sink. */
+    const withSinkClosed = async (send: (url: string) => Promise<void>): Promise<void> => {
+      const port = sink.port;
+      await sink.close();
+      try {
+        await send(`http://127.0.0.1:${port}/`);
+      } finally {
+        sink = await startLoopbackSink();
+      }
+    };
 
     it('posts the body and headers and answers status, headers and body text', async () => {
       sink.respond = (_request, response) => {
@@ -130,10 +146,7 @@ export function describeHttpClientContract(name: string, create: (egress: Egress
     });
 
     it('reports a refused connection as kind network', async () => {
-      const port = sink.port;
-      await sink.close();
-      assert.equal(await failureKind(create(ALLOW).post({ url: `http://127.0.0.1:${port}/`, body: 'x' })), 'network');
-      sink = await startLoopbackSink();
+      await withSinkClosed(async (url) => assert.equal(await failureKind(create(ALLOW).post({ url, body: 'x' })), 'network'));
     });
 
     it('refuses URLs that are not http(s), carry credentials or do not parse', async () => {
@@ -307,12 +320,7 @@ export function describeHttpClientContract(name: string, create: (egress: Egress
       });
 
       it('rejects an unreachable destination as fetch does: TypeError with an HttpRequestError cause', async () => {
-        const port = sink.port;
-        await sink.close();
-        const error = await create(ALLOW).fetch(`http://127.0.0.1:${port}/`).catch((caught: unknown) => caught);
-        assert.ok(error instanceof TypeError && error.message === 'fetch failed', String(error));
-        assert.ok(error.cause instanceof HttpRequestError && error.cause.kind === 'network');
-        sink = await startLoopbackSink();
+        await withSinkClosed(async (url) => assertFetchUnreachable(await create(ALLOW).fetch(url).catch((caught: unknown) => caught)));
       });
 
       it('follows a redirect after checking the new destination, and refuses one that leaves the allowed ones', async () => {
@@ -403,12 +411,7 @@ export function describeHttpClientContract(name: string, create: (egress: Egress
         };
         const cut = await create(ALLOW).fetchWhole(`http://127.0.0.1:${sink.port}/`).catch((caught: unknown) => caught);
         assert.ok(cut instanceof TypeError && cut.message === 'fetch failed' && cut.cause instanceof HttpRequestError, String(cut));
-        const port = sink.port;
-        await sink.close();
-        const error = await create(ALLOW).fetchWhole(`http://127.0.0.1:${port}/`).catch((caught: unknown) => caught);
-        assert.ok(error instanceof TypeError && error.message === 'fetch failed', String(error));
-        assert.ok(error.cause instanceof HttpRequestError && error.cause.kind === 'network');
-        sink = await startLoopbackSink();
+        await withSinkClosed(async (url) => assertFetchUnreachable(await create(ALLOW).fetchWhole(url).catch((caught: unknown) => caught)));
       });
     });
 
