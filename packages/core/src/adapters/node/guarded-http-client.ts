@@ -265,7 +265,7 @@ export class GuardedHttpClient implements HttpClient {
         reject(new HttpRequestError('invalid_request', error instanceof Error ? error.message : String(error)));
         return;
       }
-      outgoing.on('error', (error) => settle(() => reject(signal.aborted ? failure() : isRefusalOrDns(error) ? error : networkError(error))));
+      outgoing.on('error', (error) => settle(() => reject(signal.aborted ? failure() : connectionError(error))));
       signal.addEventListener('abort', onAbort, { once: true });
       outgoing.end(request.body);
     });
@@ -325,7 +325,8 @@ export class GuardedHttpClient implements HttpClient {
       }
       outgoing.on('error', (error) => {
         signal?.removeEventListener('abort', onAbort);
-        reject(signal?.aborted ? signal.reason : error instanceof EgressRefusedError ? error : fetchFailed(error instanceof HttpRequestError ? error : networkError(error)));
+        const failed = connectionError(error);
+        reject(signal?.aborted ? signal.reason : failed instanceof EgressRefusedError ? failed : fetchFailed(failed));
       });
       if (signal?.aborted) {
         onAbort();
@@ -449,9 +450,9 @@ function answerLookup(addresses: ResolvedAddress[], hostname: string, options: d
   }
 }
 
-/** A refusal or a name that did not resolve, from a connection's lookup: reported as they are. */
-function isRefusalOrDns(error: Error): boolean {
-  return error instanceof EgressRefusedError || (error instanceof HttpRequestError && error.kind === 'dns');
+/** A request's failure as the port reports it: a refusal or a name that did not resolve (from a connection's lookup) as they are, else a network error. */
+function connectionError(error: Error): EgressRefusedError | HttpRequestError {
+  return error instanceof EgressRefusedError || error instanceof HttpRequestError ? error : networkError(error);
 }
 
 /** Settles with `work`, or rejects as soon as `signal` aborts (a DNS lookup cannot be cancelled). */
