@@ -35,12 +35,14 @@ const NEVER_ABORTED = new AbortController().signal;
 /**
  * `ModelGateway` over the AI SDK's vendor models, without `generateText` or `streamText` (whose
  * prompt checks, telemetry and step machinery cost more CPU than the vendor call itself, and which
- * add nothing to one step): `generate` calls the model's `doGenerate` (the vendor's non-streaming
- * endpoint); `stream` calls its `doStream`, and reads the answer with the vendor's wire decoder
- * where it has one (`openVendorStream`). Both build the call options alike (`callOptions`) and
- * retry a retryable failure as the SDK does (`withRetries`). The vendor adapter builds the model from the call's
- * credentials and sends through the `HttpClient` port's `fetch`, so vendor calls obey the same
- * egress policy as every other outbound request. One step only: tools have no `execute`, so tool calls come back to the caller's
+ * add nothing to one step): `generate` sends the call itself where the vendor covers it
+ * (`ModelVendor.generate`, the lean path) and else calls the model's `doGenerate` (the vendor's
+ * non-streaming endpoint); `stream` calls its `doStream`, and reads the answer with the vendor's
+ * wire decoder where it has one (`openVendorStream`). Both build the call options alike
+ * (`callOptions`) and retry a retryable failure as the SDK does (`withRetries`). The vendor adapter
+ * builds the model from the call's credentials and sends through the `HttpClient` port's `fetch`
+ * (the lean path through its `fetchWhole`), so vendor calls obey the same egress policy as every
+ * other outbound request. One step only: tools have no `execute`, so tool calls come back to the caller's
  * agent loop.
  */
 export class AiSdkModelGateway implements ModelGateway {
