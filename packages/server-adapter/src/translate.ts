@@ -331,7 +331,6 @@ function localHost(req: IncomingMessage): string {
   return req.socket.localPort ? `${name}:${req.socket.localPort}` : name;
 }
 
-/** The first value of the header `name` (lower case), as `req.headers` keeps it for Host. */
 /**
  * A request header by lower-case name, read from the raw headers (`req.headers` builds an object of
  * every header on first read): its first value, or with `joined` all of them joined by ", " as web
