@@ -29,7 +29,7 @@ const STEP_OUTPUT_REFERENCE = /^steps\.([^.]+)\.output(?:\..+)?$/;
 export const DEFAULT_AGENT_MAX_STEPS = 10;
 
 /**
- * The zod schemas of a configuration, made on first use (`lazy`): made at load, they were ~10 ms of
+ * The zod schemas of a configuration, made on first use (`configSchemas`): made at load, they were ~10 ms of
  * every start, and only requests that read a configuration (or the OpenAPI document) need them.
  */
 function makePartSchemas() {
@@ -126,7 +126,6 @@ function makePartSchemas() {
   return {
     identifier,
     jsonObject,
-    messageSchema,
     promptSchema,
     llmSchema,
     llmsSchema,
@@ -139,7 +138,6 @@ function makePartSchemas() {
     runnableIdSchema,
   };
 }
-const partSchemas = lazy(makePartSchemas);
 type PartSchemas = ReturnType<typeof makePartSchemas>;
 
 export type PromptUse = z.infer<PartSchemas['promptUseSchema']>;
@@ -156,7 +154,7 @@ export function isTransformUse(uses: StepUses): uses is TransformUse {
 
 /** What a step runs, told apart by its key: a runnable id, `{prompt}`, `{runnable}` or `{transform}`. */
 function usesVariant(value: unknown): z.ZodType | undefined {
-  const { runnableIdSchema, promptUseSchema, runnableUseSchema, transformSchema } = partSchemas();
+  const { runnableIdSchema, promptUseSchema, runnableUseSchema, transformSchema } = configSchemas().parts;
   if (typeof value === 'string') return runnableIdSchema;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   if ('prompt' in value) return promptUseSchema;
@@ -165,9 +163,10 @@ function usesVariant(value: unknown): z.ZodType | undefined {
   return undefined;
 }
 
-/** The schemas of a whole configuration (see `makePartSchemas`). */
+/** The schemas of a whole configuration (see `makePartSchemas`), with the parts they are made of. */
 function makeConfigSchemas() {
-  const { identifier, jsonObject, promptSchema, llmsSchema, commonFields, promptConfigSchema } = partSchemas();
+  const parts = makePartSchemas();
+  const { identifier, jsonObject, promptSchema, llmsSchema, commonFields, promptConfigSchema } = parts;
   const usesSchema = z
     .custom<StepUses>()
     .superRefine((value, context) => {
@@ -253,7 +252,7 @@ function makeConfigSchemas() {
     flow: flowConfigSchema,
     agent: agentConfigSchema,
   };
-  return { stepSchema, toolSchema, flowConfigSchema, agentConfigSchema, runnableConfigSchema, variants };
+  return { parts, stepSchema, toolSchema, flowConfigSchema, agentConfigSchema, runnableConfigSchema, variants };
 }
 const configSchemas = lazy(makeConfigSchemas);
 type ConfigSchemas = ReturnType<typeof makeConfigSchemas>;
