@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { lazy } from '../../domain/lazy';
 import type { Logger } from '../../ports/logger';
 
 /**
@@ -48,17 +49,12 @@ export class PinoLogger implements Logger {
   }
 }
 
-let processStdout: LineBatches | undefined;
-
 /** The process's one batching in front of stdout, written out when the process exits. */
-function stdoutBatches(): LineBatches {
-  if (processStdout === undefined) {
-    const batches = new LineBatches(pino.destination({ dest: 1, sync: false }));
-    process.once('exit', () => batches.flushSync());
-    processStdout = batches;
-  }
-  return processStdout;
-}
+const stdoutBatches = lazy(() => {
+  const batches = new LineBatches(pino.destination({ dest: 1, sync: false }));
+  process.once('exit', () => batches.flushSync());
+  return batches;
+});
 
 /**
  * Lines joined into one write of the stream each STDOUT_BUFFER_CHARS or FLUSH_DELAY_MS. sonic-boom
