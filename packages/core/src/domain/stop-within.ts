@@ -1,5 +1,8 @@
 import type { Clock, Timer } from '../ports/clock';
 
+/** How long a stopping lifecycle lets its work finish before aborting it, unless told otherwise. */
+export const STOP_GRACE_MS = 10_000;
+
 /** How long a stopping lifecycle waits for the work it aborted to settle. */
 const ABORT_SETTLE_MS = 1000;
 

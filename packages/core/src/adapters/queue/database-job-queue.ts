@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { Clock, Timer } from '../../ports/clock';
-import { finishOrAbort } from '../../domain/stop-within';
+import { finishOrAbort, STOP_GRACE_MS } from '../../domain/stop-within';
 import { type Database, type Doc, DuplicateIdError, type LivenessHold, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
 import type { IdGenerator } from '../../ports/id-generator';
 import type { EnqueueOptions, JobHandler, JobQueue, JobRetryPolicy } from '../../ports/job-queue';
@@ -151,7 +151,7 @@ export class DatabaseJobQueue implements JobQueue {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.defaultConcurrency = options.defaultConcurrency ?? 10;
-    this.stopGraceMs = options.stopGraceMs ?? 10_000;
+    this.stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;
     this.workerId = this.ids.newId();
   }
 

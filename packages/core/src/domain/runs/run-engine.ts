@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { Clock, type Timer } from '../../ports/clock';
-import { finishOrAbort } from '../stop-within';
+import { finishOrAbort, STOP_GRACE_MS } from '../stop-within';
 import { Database, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { type EnqueueOptions, type JobContext, JobQueue, type JobRetryPolicy } from '../../ports/job-queue';
@@ -43,9 +43,6 @@ const RUN_JOB_RETRY: JobRetryPolicy = { maxAttempts: MAX_RUN_ATTEMPTS, initialBa
  * job could not be written, runs started without a job that did not finish. At start too.
  */
 const REPAIR_INTERVAL_MS = 60_000;
-
-/** How long `stop` lets runs started without a job finish before it aborts them (the queue's default grace). */
-const STOP_GRACE_MS = 10_000;
 
 /** The topic a run's final view is published on when it finishes (sync submissions wait for it). */
 export function runTopic(runId: string): string {
@@ -118,8 +115,9 @@ export class RunEngine implements Lifecycle {
   }
 
   /**
-   * Stops starting runs without a job, lets those running finish within the queue's grace, then
-   * aborts them: they stay `running` in the store, and the next start's repair resumes them.
+   * Stops starting runs without a job, lets those running finish within STOP_GRACE_MS (as the queue
+   * lets its attempts), then aborts them: they stay `running` in the store, and the next start's
+   * repair resumes them.
    */
   async stop(): Promise<void> {
     this.repairTimer?.cancel();
