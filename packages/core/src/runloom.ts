@@ -26,6 +26,7 @@ import { resourcesModule } from './domain/resources/resources-module';
 import { RunService } from './domain/runs/run-service';
 import { runsModule } from './domain/runs/runs-module';
 import { Migrations } from './domain/storage/migrations';
+import { settledInOrder } from './domain/settled-in-order';
 import { WebhookSecretService } from './domain/webhooks/webhook-secret-service';
 import { webhooksModule } from './domain/webhooks/webhooks-module';
 import { ThreadService } from './domain/threads/thread-service';
@@ -241,13 +242,10 @@ export async function createRunloom(options: CreateRunloomOptions = {}): Promise
     // once, then waits for its log's fsync) or while they run (PostgreSQL): making them opens what
     // they need (the secret key file, the event bus's connection), never the store's collections.
     // Both end before either's failure is thrown, the migrations' first.
-    const [migrated, made] = await Promise.allSettled([
+    const [, lifecycles] = await settledInOrder(
       database.migrate(migrations),
       container.isBound(Lifecycle) ? container.getAllAsync<Lifecycle>(Lifecycle) : Promise.resolve([]),
-    ]);
-    if (migrated.status === 'rejected') throw migrated.reason;
-    if (made.status === 'rejected') throw made.reason;
-    const lifecycles = made.value;
+    );
     const queue = container.get<JobQueue>(JobQueue);
     const start = async (): Promise<void> => {
       for (const lifecycle of lifecycles) {
@@ -260,10 +258,8 @@ export async function createRunloom(options: CreateRunloomOptions = {}): Promise
     };
     // Likewise the router is made while the lifecycles start (the fsyncs of their first writes: a
     // fresh store's signing key); both end before either's failure is thrown, the start's first.
-    const [startedAll, routed] = await Promise.allSettled([start(), container.getAsync<Router>(Router)]);
-    if (startedAll.status === 'rejected') throw startedAll.reason;
-    if (routed.status === 'rejected') throw routed.reason;
-    return new Runloom(container, config, routed.value, lifecycles);
+    const [, router] = await settledInOrder(start(), container.getAsync<Router>(Router));
+    return new Runloom(container, config, router, lifecycles);
   } catch (error) {
     const errors = await stopStarted(container, started);
     if (errors.length > 0) logCleanupErrors(container, errors);

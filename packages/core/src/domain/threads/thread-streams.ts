@@ -2,6 +2,7 @@ import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { DomainError } from '../errors';
 import type { Lifecycle } from '../lifecycle';
+import { settledInOrder } from '../settled-in-order';
 import { Clock, type Timer } from '../../ports/clock';
 import { IdGenerator } from '../../ports/id-generator';
 import { Logger } from '../../ports/logger';
@@ -319,14 +320,6 @@ export class ThreadStreams implements Lifecycle {
 
 function cancelledStop(): StreamStop {
   return new StreamStop('cancelled', 'the reply was cancelled');
-}
-
-/** Both values once both have settled; the first rejection in argument order, when one rejects. */
-async function settledInOrder<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
-  const [a, b] = await Promise.allSettled([first, second]);
-  if (a.status === 'rejected') throw a.reason;
-  if (b.status === 'rejected') throw b.reason;
-  return [a.value, b.value];
 }
 
 /** Ends the stream for `stop`'s reason, unless it was already stopped for another. */
