@@ -16,6 +16,7 @@ import {
 } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { SerialByKey } from '../serial-by-key';
+import { BatchQueue } from './batch-queue';
 import { type BatchStep, batchStatement, batchSteps, type OpStatement, type Param, type PendingWrite, placeholder } from './write-batch';
 
 export interface PostgresDatabaseOptions {
@@ -106,12 +107,13 @@ export class PostgresDatabase implements Database {
   private collections = new Map<string, Map<string, FieldType>>();
   /** Connections holding liveness locks, each with what ends its hold. */
   private readonly holds = new Map<pg.Client, () => Promise<void>>();
-  /** Writes waiting for a batch, oldest first. */
-  private queued: PendingWrite[] = [];
-  private batchesInFlight = 0;
-  /** `get`s waiting for a query, oldest first. */
-  private queuedGets: PendingGet[] = [];
-  private getsInFlight = 0;
+  /** Writes waiting for a batch. */
+  private readonly writes = new BatchQueue<PendingWrite>(BATCHES_IN_FLIGHT, MAX_BATCH_WRITES, (batch) => this.commitBatch(batch));
+  /**
+   * `get`s waiting for a query. A get joins only a query not sent yet, so it sees every write that
+   * resolved before it was asked.
+   */
+  private readonly gets = new BatchQueue<PendingGet>(GETS_IN_FLIGHT, MAX_GETS_PER_QUERY, (gets) => this.readGets(gets));
   /** This process's callers of `withLock`, queued per key. */
   private readonly lockQueues = new SerialByKey();
 
@@ -147,8 +149,7 @@ export class PostgresDatabase implements Database {
   async get(collection: string, id: string): Promise<Doc | undefined> {
     await this.fields(collection);
     const text = await new Promise<string | undefined>((resolve, reject) => {
-      this.queuedGets.push({ collection, id: textValue(id), resolve, reject });
-      this.startGets();
+      this.gets.push({ collection, id: textValue(id), resolve, reject });
     });
     // Parsed per caller: each gets its own document, as from a query of its own.
     return text === undefined ? undefined : (JSON.parse(text) as Doc);
@@ -192,8 +193,7 @@ export class PostgresDatabase implements Database {
     }
     const statements = await Promise.all(ops.map((op) => this.opStatement(op)));
     await new Promise<void>((resolve, reject) => {
-      this.queued.push({ statements, resolve, reject });
-      this.startBatches();
+      this.writes.push({ statements, resolve, reject });
     });
     // Applied and durable are one moment here: the commit.
     options?.onApplied?.();
@@ -268,21 +268,6 @@ export class PostgresDatabase implements Database {
     return `runloom:live:${this.schema}:${holder}`;
   }
 
-  /**
-   * Sends the queued `get`s as one query while fewer than GETS_IN_FLIGHT are under way. A get joins
-   * only a query not sent yet, so it sees every write that resolved before it was asked.
-   */
-  private startGets(): void {
-    while (this.queuedGets.length > 0 && this.getsInFlight < GETS_IN_FLIGHT) {
-      const gets = this.queuedGets.splice(0, MAX_GETS_PER_QUERY);
-      this.getsInFlight += 1;
-      void this.readGets(gets).finally(() => {
-        this.getsInFlight -= 1;
-        this.startGets();
-      });
-    }
-  }
-
   /** Answers `gets` from one query: the distinct ids of each collection, its rows' documents as text. Never rejects. */
   private async readGets(gets: PendingGet[]): Promise<void> {
     const idsByCollection = new Map<string, Set<string>>();
@@ -306,18 +291,6 @@ export class PostgresDatabase implements Database {
     const found = new Map<string, string>();
     for (const row of rows) found.set(`${collections[row.collection]}/${row.id}`, row.doc);
     for (const get of gets) get.resolve(found.get(`${get.collection}/${get.id}`));
-  }
-
-  /** Starts a batch of the queued writes while fewer than BATCHES_IN_FLIGHT are committing. */
-  private startBatches(): void {
-    while (this.queued.length > 0 && this.batchesInFlight < BATCHES_IN_FLIGHT) {
-      const batch = this.queued.splice(0, MAX_BATCH_WRITES);
-      this.batchesInFlight += 1;
-      void this.commitBatch(batch).finally(() => {
-        this.batchesInFlight -= 1;
-        this.startBatches();
-      });
-    }
   }
 
   /** Commits `batch` together, or (when that fails) each of its writes in a transaction of its own. Never rejects. */
