@@ -172,19 +172,14 @@ function writeCoreEntryPoints(outdir) {
   }
 }
 
-/**
- * What every bundle holding the core has beside it: the sql.js snapshot worker and what the core
- * requires on first use; ai-sdk.js too, bundled by `aiSdkBeside`.
- */
+/** What every bundle holding the core has beside it: the sql.js snapshot worker and what the core requires on first use. */
 const besideCore = {
   'sqljs-snapshot-worker': 'packages/core/src/adapters/sqljs/snapshot-worker.ts',
+  'ai-sdk': aiSdkEntry,
   'isomorphic-git': isomorphicGitEntry,
   s3: s3Entry,
   ...deferredEntries,
 };
-
-/** ai-sdk.js in `outdir`. */
-const aiSdkBeside = (outdir) => ({ entryPoints: { 'ai-sdk': aiSdkEntry }, outdir, wasm: false });
 
 /**
  * Bundles of this repository; `wasm` marks those that open the embedded sql.js store. The server
@@ -203,7 +198,6 @@ const bundles = [
     wasm: true,
     after: writeCoreEntryPoints,
   },
-  aiSdkBeside('packages/core/dist'),
   {
     entryPoints: {
       index: 'packages/server-adapter/src/index.ts',
@@ -225,7 +219,6 @@ const bundles = [
     external: ['vscode'],
     wasm: true,
   },
-  aiSdkBeside('packages/vscode/dist'),
   {
     // The chat panel's page: a browser script, loaded by the webview under its CSP.
     entryPoints: { chat: 'packages/vscode/src/webview/chat.ts' },
