@@ -20,9 +20,9 @@ export interface PendingWrite {
 
 /**
  * One step of a batch (a `WITH` clause of its `batchStatement`, or else a statement of its
- * transaction) and how many rows it must change (a `check`: find, as a query). `alone` names the write it is the only operation
- * of: when it changes no row, that write failed without changing anything, so it alone is refused
- * and the rest of the batch goes on.
+ * transaction) and how many rows it must change (a `check`'s query: find). `alone` names the write
+ * it is the only operation of: when it changes no row, that write failed without changing
+ * anything, so it alone is refused and the rest of the batch goes on.
  */
 export interface BatchStep {
   sql: string;
