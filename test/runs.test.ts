@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../packages/core/src/testing/manual-clock';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
+import { waitUntil } from './support/wait';
 import {
   createRunnable,
   getRun,
@@ -548,6 +549,24 @@ describe('runs over HTTP', function () {
       assert.match(metrics, /^runloom_runs\{status="timed_out"\} \d+$/m);
       assert.match(metrics, /^runloom_job_queue_depth \d+$/m);
       assert.match(metrics, /^runloom_runs_finished_total\{status="succeeded"\} \d+$/m);
+    });
+
+    it('counts a run executing at the vendor in runloom_job_queue_depth, however it was started', async () => {
+      const depth = async () => {
+        const metrics = await (await t.request('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+        return Number(/^runloom_job_queue_depth (\d+)$/m.exec(metrics)?.[1]);
+      };
+      const idle = await depth();
+      openai.reply({ type: 'hang' });
+      const runnable = await createRunnable(t, promptConfig(openai));
+      const id = await submitAsync(t, runnable.id);
+      const request = await openai.waitForRequests(1);
+      assert.equal(await depth(), idle + 1);
+      assert.equal((await t.request(`/v1/run/${id}/cancel`, { method: 'POST' })).status, 200);
+      await waitForRun(t, id);
+      await request.closed;
+      // The execution lets go of its count as it settles, just after its outcome is stored.
+      await waitUntil(async () => (await depth()) === idle, 'the depth back to what it was');
     });
 
     it('answers 404 for another account’s run on every route, and keeps it out of lists', async () => {

@@ -107,7 +107,10 @@ export class RunEngine implements Lifecycle {
     this.metrics.gauge('runloom_runs', 'Runs by status', async () =>
       Promise.all(RUN_STATUSES.map(async (status) => ({ labels: { status }, value: await this.database.count(RUNS_COLLECTION, { status }) }))),
     );
-    this.metrics.gauge('runloom_job_queue_depth', 'Jobs waiting or running (runs, callbacks, …)', async () => [{ labels: {}, value: await this.queue.depth() }]);
+    // A run started without a job (see `accept`) is work in flight all the same.
+    this.metrics.gauge('runloom_job_queue_depth', 'Jobs waiting or running (runs, callbacks, …), runs executing without a job included', async () => [
+      { labels: {}, value: (await this.queue.depth()) + this.withoutJob.size },
+    ]);
     await this.repair();
     this.repairTimer = this.clock.setInterval(() => {
       this.repair().catch((error: unknown) => this.logger.error({ error: messageOf(error) }, 'queueing runs without a job failed'));
