@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Migration } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
 import { writeFreshStoreTemplate } from './fresh-store-template';
-import { decodeSegment, listSegments } from './log-format';
+import { decodeRecord, decodeSegment, listSegments } from './log-format';
 import { locateSqlWasm, SqlEngine } from './sql-engine';
 import { openSqlJsDatabase, type SqlJsDatabase } from './sqljs-database';
 
@@ -27,7 +27,7 @@ function recordingLogger(): Logger & { warnings: string[] } {
 function loggedStatements(dir: string): unknown[] {
   return listSegments(dir).flatMap((segment) =>
     decodeSegment(readFileSync(segment.path), segment.startSeq).records.flatMap(({ payload }) =>
-      (JSON.parse(payload) as [string, unknown[]][]).map(([sql, params]) => (sql.includes('"_migrations"') ? [sql, params.slice(0, 1)] : [sql, params])),
+      decodeRecord(payload).map(([sql, params]) => (sql.includes('"_migrations"') ? [sql, params.slice(0, 1)] : [sql, params])),
     ),
   );
 }

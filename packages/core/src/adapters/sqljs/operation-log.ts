@@ -3,7 +3,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../ports/logger';
 import { syncDirectory } from '../node/durable-file-io';
-import { decodeSegment, encodeFrame, listSegments, type Segment, segmentPath } from './log-format';
+import { decodeSegment, encodeFrame, encodeRecord, listSegments, type Segment, segmentPath } from './log-format';
+import type { LoggedStatement } from './sql-engine';
 
 export interface RecoveredLog {
   log: OperationLog;
@@ -84,7 +85,7 @@ export class OperationLog {
     snapshotSeq: number;
     segmentBytes: number;
     logger: Logger;
-    apply(payloads: string[]): void;
+    apply(payloads: Buffer[]): void;
   }): Promise<RecoveredLog> {
     const { dir, snapshotSeq, logger } = options;
     const segments = listSegments(dir);
@@ -147,14 +148,14 @@ export class OperationLog {
     return this.failure;
   }
 
-  /** Appends one record; resolves once it is on disk. */
-  append(payload: string): Promise<void> {
+  /** Appends one record, the statements of one write; resolves once it is on disk. */
+  append(statements: readonly LoggedStatement[]): Promise<void> {
     const unavailable = this.unavailable();
     if (unavailable) return Promise.reject(unavailable);
     this.lastSeq += 1;
     const seq = this.lastSeq;
     return new Promise((resolve, reject) => {
-      this.queue.push({ frame: encodeFrame(seq, payload), seq, resolve, reject });
+      this.queue.push({ frame: encodeFrame(seq, encodeRecord(statements)), seq, resolve, reject });
       this.scheduleIssue();
     });
   }

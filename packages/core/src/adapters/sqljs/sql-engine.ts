@@ -2,12 +2,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import initSqlJs from 'sql.js';
+import { decodeRecord } from './log-format';
 
-/** A value bound to a statement. Logged statements carry only these, so replay is exact. */
+/** A value bound to a query. */
 export type SqlParam = string | number | null;
 
+/**
+ * A value bound to a statement that writes: also bytes, a document's UTF-8 text for a
+ * `CAST(? AS TEXT)` parameter (see `bindable`). Logged statements carry only these, so replay is exact.
+ */
+export type StatementParam = SqlParam | Uint8Array;
+
 /** One executed statement as it goes into the operation log: SQL text and its parameters. */
-export type LoggedStatement = [sql: string, params: SqlParam[]];
+export type LoggedStatement = [sql: string, params: StatementParam[]];
 
 /** Statements kept prepared; the hot ones (insert, update, get per collection) stay in. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -87,7 +94,7 @@ export class SqlEngine {
   }
 
   /** Runs one statement; answers how many rows it changed. */
-  run(sql: string, params: SqlParam[] = []): number {
+  run(sql: string, params: StatementParam[] = []): number {
     const { statement, textAsBytes } = this.prepared(sql);
     try {
       statement.bind(bindable(params, textAsBytes));
@@ -156,12 +163,12 @@ export class SqlEngine {
     }
   }
 
-  /** Applies operation-log records (JSON arrays of logged statements) in one transaction. */
-  applyRecords(payloads: readonly string[]): void {
+  /** Applies operation-log records (their payloads, see `encodeRecord`) in one transaction. */
+  applyRecords(payloads: readonly Buffer[]): void {
     if (payloads.length === 0) return;
     this.transaction(() => {
       for (const payload of payloads) {
-        for (const [sql, params] of JSON.parse(payload) as LoggedStatement[]) this.run(sql, params);
+        for (const [sql, params] of decodeRecord(payload)) this.run(sql, params);
       }
     });
   }
@@ -239,11 +246,12 @@ function castToTextParameters(sql: string): number[] {
 /**
  * The parameters as bound: strings at `textAsBytes` go in as their UTF-8 bytes, which the SQL
  * casts back to the same TEXT. sql.js encodes a bound string in JavaScript, about 13 us per KiB
- * (most of writing a document); TextEncoder takes a small part of that.
+ * (most of writing a document); TextEncoder takes a small part of that. Writes give documents as
+ * bytes already (`CollectionSchema.rowValues`); strings come from logs written before they did.
  */
-function bindable(params: SqlParam[], textAsBytes: readonly number[]): (SqlParam | Uint8Array)[] {
+function bindable(params: StatementParam[], textAsBytes: readonly number[]): StatementParam[] {
   if (textAsBytes.length === 0) return params;
-  const bound: (SqlParam | Uint8Array)[] = [...params];
+  const bound: StatementParam[] = [...params];
   for (const index of textAsBytes) {
     const value = params[index];
     if (typeof value === 'string') bound[index] = utf8.encode(value);

@@ -1,5 +1,5 @@
 import type { Condition, Doc, FieldType, Migration, MigrationStep, Query, Where } from '../../ports/database';
-import type { LoggedStatement, SqlEngine, SqlParam } from './sql-engine';
+import type { LoggedStatement, SqlEngine, SqlParam, StatementParam } from './sql-engine';
 
 /**
  * How documents map onto SQLite: one table per collection with `id TEXT PRIMARY KEY`, the whole
@@ -13,6 +13,8 @@ export const HAS_MIGRATIONS_TABLE = `SELECT 1 FROM sqlite_master WHERE type = 't
 export const INSERT_MIGRATION = 'INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)';
 
 const DOC_PARAMETER = 'CAST(? AS TEXT)';
+
+const utf8 = new TextEncoder();
 
 /** Collection and field names become identifiers; anything else is refused rather than escaped. */
 const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -50,15 +52,18 @@ export class CollectionSchema {
     this.getSql = `SELECT "_doc" FROM ${this.table} WHERE "id" = ?`;
   }
 
-  /** `_doc` and the declared fields' values of `doc`, in column order. */
-  rowValues(doc: Doc): SqlParam[] {
-    const values: SqlParam[] = [JSON.stringify(doc)];
+  /**
+   * `_doc` and the declared fields' values of `doc`, in column order. The document goes as its
+   * UTF-8 bytes, the form both SQLite (see `SqlEngine`) and the operation log take it in.
+   */
+  rowValues(doc: Doc): StatementParam[] {
+    const values: StatementParam[] = [utf8.encode(JSON.stringify(doc))];
     for (const [field, type] of this.fields) values.push(fieldValue(type, doc[field]));
     return values;
   }
 
   /** SQL conditions for `where` (empty when there are none), appending their parameters. */
-  conditions(where: Where | undefined, params: SqlParam[]): string[] {
+  conditions(where: Where | undefined, params: StatementParam[]): string[] {
     if (!where) return [];
     return Object.entries(where).map(([field, condition]) => this.condition(this.column(field), condition, params));
   }
@@ -87,7 +92,7 @@ export class CollectionSchema {
     return quote(field);
   }
 
-  private condition(column: string, condition: Condition, params: SqlParam[]): string {
+  private condition(column: string, condition: Condition, params: StatementParam[]): string {
     if (condition === null) return `${column} IS NULL`;
     if (typeof condition !== 'object') {
       params.push(conditionValue(condition));

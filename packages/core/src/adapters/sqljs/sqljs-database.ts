@@ -19,7 +19,7 @@ import { InProcessLiveness } from '../memory/in-process-liveness';
 import { OperationLog } from './operation-log';
 import { readSnapshot, removeSnapshotTemp } from './snapshot-file';
 import { Snapshotter } from './snapshotter';
-import { locateSqlWasm, type LoggedStatement, SqlEngine, type SqlParam } from './sql-engine';
+import { locateSqlWasm, type LoggedStatement, SqlEngine, type SqlParam, type StatementParam } from './sql-engine';
 import {
   type CollectionSchema,
   CREATE_MIGRATIONS_TABLE,
@@ -90,7 +90,7 @@ export class SqlJsDatabase implements Database {
     const indexUpgrade = indexUpgradeStatements(this.engine);
     if (indexUpgrade.length > 0) {
       this.engine.transaction(() => indexUpgrade.forEach(([sql, params]) => this.engine.run(sql, params)));
-      durable.push(this.log.append(JSON.stringify(indexUpgrade)));
+      durable.push(this.log.append(indexUpgrade));
     }
     // A fresh store has no table of applied migrations yet (see `openSqlJsDatabase`).
     const fresh = this.engine.all(HAS_MIGRATIONS_TABLE).length === 0;
@@ -112,7 +112,7 @@ export class SqlJsDatabase implements Database {
           throw new Error(`migration ${migration.id} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         }
         applied.add(migration.id);
-        durable.push(this.log.append(JSON.stringify(statements)));
+        durable.push(this.log.append(statements));
       }
     }
     await Promise.all(durable);
@@ -144,7 +144,7 @@ export class SqlJsDatabase implements Database {
       return undefined;
     }
     this.schema = plan.schema;
-    return records.map((record) => this.log.append(JSON.stringify(record)));
+    return records.map((record) => this.log.append(record));
   }
 
   async get(collection: string, id: string): Promise<Doc | undefined> {
@@ -181,7 +181,7 @@ export class SqlJsDatabase implements Database {
     // Readers see the change from now on (before it is durable), so the versions move now too.
     this.versions.changed(ops);
     // Queued in the log before `onApplied` runs, so whatever it writes lands after this record.
-    const durable = this.log.append(JSON.stringify(statements));
+    const durable = this.log.append(statements);
     options?.onApplied?.();
     await durable;
   }
@@ -237,14 +237,14 @@ export class SqlJsDatabase implements Database {
    */
   private apply(op: WriteOp): LoggedStatement[] {
     const schema = this.collection(op.collection);
-    const params: SqlParam[] = [];
-    let sql: string;
     if (op.op === 'check') {
-      params.push(op.id);
-      const found = this.engine.all([schema.getSql, ...schema.conditions(op.expect, params)].join(' AND '), params);
+      const checkParams: SqlParam[] = [op.id];
+      const found = this.engine.all([schema.getSql, ...schema.conditions(op.expect, checkParams)].join(' AND '), checkParams);
       if (found.length === 0) throw new WriteConflictError(op.collection, op.id);
       return [];
     }
+    const params: StatementParam[] = [];
+    let sql: string;
     if (op.op === 'insert') {
       params.push(op.doc.id, ...schema.rowValues(op.doc));
       sql = schema.insertSql;

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Doc, DuplicateIdError, type Migration } from '../../ports/database';
 import type { Logger } from '../../ports/logger';
-import { decodeSegment, encodeFrame, listSegments, segmentPath } from './log-format';
+import { decodeRecord, decodeSegment, encodeFrame, encodeRecord, listSegments, segmentPath } from './log-format';
+import type { LoggedStatement } from './sql-engine';
 import { readSnapshot, snapshotImageBytes } from './snapshot-file';
 import { openSqlJsDatabase, type SqlJsDatabase, type SqlJsDatabaseOptions } from './sqljs-database';
 
@@ -144,8 +145,8 @@ describe('SqlJsDatabase durability', function () {
   it('refuses to open when damage sits before records of a later segment, rather than dropping them', async () => {
     await writeNotes(20);
     // A later segment continuing the sequence (records 1 to 21 are the migration and the notes).
-    const statement = ['INSERT INTO "notes" ("id", "_doc", "n") VALUES (?, ?, ?)', ['note-20', '{"id":"note-20","n":20}', 20]];
-    writeFileSync(segmentPath(dir, 22), encodeFrame(22, JSON.stringify([statement])));
+    const statement: LoggedStatement = ['INSERT INTO "notes" ("id", "_doc", "n") VALUES (?, ?, ?)', ['note-20', '{"id":"note-20","n":20}', 20]];
+    writeFileSync(segmentPath(dir, 22), encodeFrame(22, encodeRecord([statement])));
     const first = path.join(dir, segments(dir)[0]!);
     const data = readFileSync(first);
     data[30] = data[30]! ^ 0xff;
@@ -247,10 +248,10 @@ describe('SqlJsDatabase durability', function () {
       ['INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)', [notesMigration.id, '2026-01-01T00:00:00.000Z']],
       ...notes,
     ];
-    writeFileSync(segmentPath(dir, 1), encodeFrame(1, JSON.stringify(statements)));
+    writeFileSync(segmentPath(dir, 1), encodeFrame(1, [Buffer.from(JSON.stringify(statements))]));
     const loggedStatements = (): string[] =>
       listSegments(dir).flatMap((segment) =>
-        decodeSegment(readFileSync(segment.path), segment.startSeq).records.flatMap((record) => (JSON.parse(record.payload) as [string][]).map(([sql]) => sql)),
+        decodeSegment(readFileSync(segment.path), segment.startSeq).records.flatMap((record) => decodeRecord(record.payload).map(([sql]) => sql)),
       );
 
     const database = await openStore();
@@ -267,6 +268,48 @@ describe('SqlJsDatabase durability', function () {
     const fromSnapshot = await openStore();
     assert.deepEqual((await fromSnapshot.find(NOTES, { orderBy: [{ field: 'n', direction: 'desc' }] })).map((doc) => doc.id), ['note-1', 'note-3', 'note-2']);
     assert.deepEqual(loggedStatements().filter((sql) => sql.includes('INDEX')), [], 'the snapshot holds the rebuilt index');
+  });
+
+  it('opens a log written in the JSON record format of earlier stores, goes on in the current one, and snapshots both', async () => {
+    // Records as stores wrote them before documents were logged as bytes: one JSON array each,
+    // every document a string inside it.
+    const hard = { id: 'note-1', n: 1, text: 'quote " backslash \\ newline \n tab \t NUL \u0000 ünïcode ✓ 🙂 \u2028' };
+    const insert = 'INSERT INTO "notes" ("id", "_doc", "n") VALUES (?, CAST(? AS TEXT), ?) ON CONFLICT ("id") DO NOTHING';
+    const earlier: LoggedStatement[][] = [
+      [
+        ['CREATE TABLE "notes" ("id" TEXT PRIMARY KEY NOT NULL, "_doc" TEXT NOT NULL, "n" INTEGER)', []],
+        ['CREATE INDEX "notes__n" ON "notes" ("n", "id")', []],
+        ['INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)', [notesMigration.id, '2026-01-01T00:00:00.000Z']],
+      ],
+      [[insert, ['note-0', JSON.stringify({ id: 'note-0', n: 0 }), 0]]],
+      [[insert, [hard.id, JSON.stringify(hard), 1]]],
+      [['UPDATE "notes" SET "_doc" = CAST(? AS TEXT), "n" = ? WHERE "id" = ?', [JSON.stringify({ id: 'note-0', n: 0, edited: true }), 0, 'note-0']]],
+    ];
+    writeFileSync(segmentPath(dir, 1), Buffer.concat(earlier.map((statements, index) => encodeFrame(index + 1, [Buffer.from(JSON.stringify(statements))]))));
+
+    const database = await openStore();
+    assert.deepEqual(await database.get(NOTES, 'note-1'), hard);
+    assert.deepEqual(await database.get(NOTES, 'note-0'), { id: 'note-0', n: 0, edited: true });
+    const later = { id: 'note-2', n: 2, text: hard.text };
+    await database.write([{ op: 'insert', collection: NOTES, doc: later }]);
+    await database.write([{ op: 'replace', collection: NOTES, doc: { ...hard, again: true } }]);
+    const expected = [{ id: 'note-0', n: 0, edited: true }, { ...hard, again: true }, later];
+    assert.deepEqual(await database.find(NOTES), expected);
+    await closeStore(database);
+    assert.deepEqual(
+      listSegments(dir).flatMap((segment) => decodeSegment(readFileSync(segment.path), segment.startSeq).records.map((record) => record.payload[0])),
+      [...earlier.map(() => '['.charCodeAt(0)), 0x01, 0x01],
+      'the old records stay as they were; new ones are in the current format',
+    );
+
+    // Replayed from the log alone, then from the snapshot the worker made by replaying it.
+    const replayed = await openStore();
+    assert.deepEqual(await replayed.find(NOTES), expected);
+    assert.deepEqual(await replayed.find(NOTES, { where: { n: 1 } }), [{ ...hard, again: true }]);
+    await replayed.snapshot();
+    await closeStore(replayed);
+    assert.equal(readSnapshot(dir)?.seq, earlier.length + 2);
+    assert.deepEqual(await (await openStore()).find(NOTES), expected);
   });
 
   it('keeps an invariant across concurrent conflicting transfers, for every reader and after reopen', async () => {
