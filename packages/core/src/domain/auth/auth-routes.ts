@@ -7,36 +7,45 @@ import { DomainError } from '../errors';
 import { AuthService, invalidToken, type TokenRequest } from './auth-service';
 import type { Principal } from './principal';
 import { OAuthError, type OAuthErrorCode } from './oauth-error';
+import { lazySchema } from '../lazy-schema';
 
 /** The token request as documented; the handler reads the body itself to answer OAuth errors. */
-const tokenRequestSchema = z
-  .object({
-    grant_type: z.literal('client_credentials'),
-    client_id: z.string().optional().describe('the client id, unless sent by HTTP Basic'),
-    client_secret: z.string().optional().describe('the client secret, unless sent by HTTP Basic'),
-  })
-  .meta({ id: 'TokenRequest' });
+const tokenRequestSchema = lazySchema(() =>
+  z
+    .object({
+      grant_type: z.literal('client_credentials'),
+      client_id: z.string().optional().describe('the client id, unless sent by HTTP Basic'),
+      client_secret: z.string().optional().describe('the client secret, unless sent by HTTP Basic'),
+    })
+    .meta({ id: 'TokenRequest' }),
+);
 
-const tokenResponseSchema = z
-  .object({
-    access_token: z.string().describe('a JWT; send it as Authorization: Bearer <access_token>'),
-    token_type: z.literal('Bearer'),
-    expires_in: z.number().int().describe('lifetime in seconds'),
-  })
-  .meta({ id: 'TokenResponse' });
+const tokenResponseSchema = lazySchema(() =>
+  z
+    .object({
+      access_token: z.string().describe('a JWT; send it as Authorization: Bearer <access_token>'),
+      token_type: z.literal('Bearer'),
+      expires_in: z.number().int().describe('lifetime in seconds'),
+    })
+    .meta({ id: 'TokenResponse' }),
+);
 
-const oauthErrorSchema = z
-  .object({
-    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'slow_down']),
-    error_description: z.string(),
-  })
-  .meta({ id: 'OAuthError' });
+const oauthErrorSchema = lazySchema(() =>
+  z
+    .object({
+      error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'slow_down']),
+      error_description: z.string(),
+    })
+    .meta({ id: 'OAuthError' }),
+);
 
-const jwksSchema = z
-  .object({
-    keys: z.array(z.object({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') }).loose()),
-  })
-  .meta({ id: 'Jwks' });
+const jwksSchema = lazySchema(() =>
+  z
+    .object({
+      keys: z.array(z.object({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig') }).loose()),
+    })
+    .meta({ id: 'Jwks' }),
+);
 
 /** RFC 6749 §5.1: token responses (and their errors) must not be cached. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };

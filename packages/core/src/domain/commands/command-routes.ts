@@ -19,6 +19,7 @@ import {
   usageQuery,
 } from './command-schemas';
 import type { CommandService } from './command-service';
+import { lazySchema } from '../lazy-schema';
 
 export interface CommandRoutesDeps {
   commands: CommandService;
@@ -35,13 +36,17 @@ const archived = { description: 'the workspace is archived', schema: apiErrorBod
 
 const workspaceParams = z.object({ workspaceId: z.uuid().describe('workspace id') });
 const commandParams = workspaceParams.extend({ trigger: triggerSchema });
-const categoryParams = workspaceParams.extend({ category: categorySchema.describe('a category') });
-const executionParams = commandParams.extend({ runId: z.uuid().describe('execution id (the runId execute answered)') });
+const categoryParams = lazySchema(() => workspaceParams.extend({ category: categorySchema.describe('a category') }));
+const executionParams = lazySchema(() =>
+  commandParams.extend({ runId: z.uuid().describe('execution id (the runId execute answered)') }),
+);
 
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 const commandList = data(z.array(commandSchema));
 const changed = (schema: z.ZodType) => z.object({ message: z.string(), data: schema });
-const scoredCommand = commandSchema.extend({ score: z.number().describe('relevance; higher is better') });
+const scoredCommand = lazySchema(() =>
+  commandSchema.extend({ score: z.number().describe('relevance; higher is better') }),
+);
 
 /** The command routes of a workspace (docs/api.md#commands). */
 export function commandRoutes({ commands, executions, clock, sse }: CommandRoutesDeps): RouteDefinition[] {

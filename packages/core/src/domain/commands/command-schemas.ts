@@ -3,6 +3,7 @@ import { pageQueryFields, decimalQueryInteger } from '../input/page-query';
 import { TEMPLATE_REFERENCE } from '../runnables/template-syntax';
 import { threadIdSchema } from '../threads/thread-schemas';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * Shapes of commands and their executions (docs/api.md#commands): what a command file holds, what
@@ -34,14 +35,16 @@ export type CommandModel = z.output<typeof modelChoiceSchema>;
 
 const NO_NUL = (value: string): boolean => !value.includes('\0');
 
-const declaredArgSchema = z.object({
-  name: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'an arg name is a letter or _ followed by letters, digits or _ (at most 64), as {{name}} in a template'),
-  description: z.string().max(2000).default(''),
-  required: z.boolean().default(false),
-  default: z.string().max(100_000).refine(NO_NUL, 'default must not contain NUL').optional().describe('used when the arg is not given'),
-});
+const declaredArgSchema = lazySchema(() =>
+  z.object({
+    name: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'an arg name is a letter or _ followed by letters, digits or _ (at most 64), as {{name}} in a template'),
+    description: z.string().max(2000).default(''),
+    required: z.boolean().default(false),
+    default: z.string().max(100_000).refine(NO_NUL, 'default must not contain NUL').optional().describe('used when the arg is not given'),
+  }),
+);
 export type DeclaredArg = z.output<typeof declaredArgSchema>;
 
 /** The definition fields every command has, whatever its type. */
@@ -71,69 +74,75 @@ const TYPE_FIELD = { prompt: 'template', runnable: 'runnable_id', process: 'proc
 const TYPE_FIELDS = Object.values(TYPE_FIELD);
 
 /** What a command file holds and the service stores: the definition, without usage. */
-export const commandDefinitionSchema = z
-  .object({ trigger: triggerSchema, ...definitionFields })
-  .superRefine((command, context) => {
-    const field = TYPE_FIELD[command.type];
-    if (command[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: `a ${command.type} command needs ${field}` });
-    const names = command.args.map((arg) => arg.name);
-    names.forEach((name, index) => {
-      if (names.indexOf(name) !== index) context.addIssue({ code: 'custom', path: ['args', index, 'name'], message: `arg '${name}' is declared twice` });
-    });
-    const firstOptional = command.args.findIndex((arg) => !arg.required);
-    command.args.forEach((arg, index) => {
-      if (arg.required && firstOptional >= 0 && index > firstOptional) {
-        context.addIssue({ code: 'custom', path: ['args', index, 'required'], message: 'args are positional: required args must come before optional ones' });
+export const commandDefinitionSchema = lazySchema(() =>
+  z
+    .object({ trigger: triggerSchema, ...definitionFields })
+    .superRefine((command, context) => {
+      const field = TYPE_FIELD[command.type];
+      if (command[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: `a ${command.type} command needs ${field}` });
+      const names = command.args.map((arg) => arg.name);
+      names.forEach((name, index) => {
+        if (names.indexOf(name) !== index) context.addIssue({ code: 'custom', path: ['args', index, 'name'], message: `arg '${name}' is declared twice` });
+      });
+      const firstOptional = command.args.findIndex((arg) => !arg.required);
+      command.args.forEach((arg, index) => {
+        if (arg.required && firstOptional >= 0 && index > firstOptional) {
+          context.addIssue({ code: 'custom', path: ['args', index, 'required'], message: 'args are positional: required args must come before optional ones' });
+        }
+      });
+      if (command.type === 'prompt' && command.template !== undefined) {
+        const unknown = [...command.template.matchAll(TEMPLATE_REFERENCE)].map((match) => match[1]!).filter((reference) => !names.includes(reference));
+        if (unknown.length > 0) {
+          context.addIssue({ code: 'custom', path: ['template'], message: `the template names undeclared args: ${[...new Set(unknown)].join(', ')}; declare them in args` });
+        }
       }
-    });
-    if (command.type === 'prompt' && command.template !== undefined) {
-      const unknown = [...command.template.matchAll(TEMPLATE_REFERENCE)].map((match) => match[1]!).filter((reference) => !names.includes(reference));
-      if (unknown.length > 0) {
-        context.addIssue({ code: 'custom', path: ['template'], message: `the template names undeclared args: ${[...new Set(unknown)].join(', ')}; declare them in args` });
+    })
+    .transform((command) => {
+      // Only the field of its type is kept, so a command that changed type carries nothing stale.
+      const kept = { ...command, name: command.name ?? command.trigger };
+      for (const field of TYPE_FIELDS) if (field !== TYPE_FIELD[command.type]) delete kept[field];
+      if (command.type !== 'shell') {
+        delete kept.timeout_seconds;
+        delete kept.max_output_bytes;
       }
-    }
-  })
-  .transform((command) => {
-    // Only the field of its type is kept, so a command that changed type carries nothing stale.
-    const kept = { ...command, name: command.name ?? command.trigger };
-    for (const field of TYPE_FIELDS) if (field !== TYPE_FIELD[command.type]) delete kept[field];
-    if (command.type !== 'shell') {
-      delete kept.timeout_seconds;
-      delete kept.max_output_bytes;
-    }
-    if (command.type !== 'prompt') delete kept.model;
-    return kept;
-  });
+      if (command.type !== 'prompt') delete kept.model;
+      return kept;
+    }),
+);
 export type CommandDefinition = z.output<typeof commandDefinitionSchema>;
 
 /** `POST …/commands`: the definition (the router checks the shape, the service the rules). */
-export const createCommandSchema = z.object({ trigger: triggerSchema, ...definitionFields }).meta({
-  id: 'CreateCommand',
-  examples: [
-    { trigger: 'summarize', type: 'prompt', template: 'Summarize: {{text}}', args: [{ name: 'text', required: true }] },
-    { trigger: 'list-files', type: 'shell', argv: ['ls', '-la'], category: 'files' },
-  ],
-});
+export const createCommandSchema = lazySchema(() =>
+  z.object({ trigger: triggerSchema, ...definitionFields }).meta({
+    id: 'CreateCommand',
+    examples: [
+      { trigger: 'summarize', type: 'prompt', template: 'Summarize: {{text}}', args: [{ name: 'text', required: true }] },
+      { trigger: 'list-files', type: 'shell', argv: ['ls', '-la'], category: 'files' },
+    ],
+  }),
+);
 export type CreateCommandInput = z.input<typeof createCommandSchema>;
 
 /** `PATCH …/command/{trigger}`: any definition field but the trigger; null removes an optional one. */
-export const patchCommandSchema = z
-  .object({
-    name: definitionFields.name.unwrap(),
-    description: z.string().max(2000),
-    type: definitionFields.type,
-    category: categorySchema,
-    template: definitionFields.template.unwrap().nullable(),
-    runnable_id: definitionFields.runnable_id.unwrap().nullable(),
-    process_id: definitionFields.process_id.unwrap().nullable(),
-    argv: definitionFields.argv.unwrap().nullable(),
-    args: z.array(declaredArgSchema).max(32, 'at most 32 args'),
-    model: modelChoiceSchema.nullable(),
-    timeout_seconds: definitionFields.timeout_seconds.unwrap().nullable(),
-    max_output_bytes: definitionFields.max_output_bytes.unwrap().nullable(),
-  })
-  .partial()
-  .meta({ id: 'PatchCommand' });
+export const patchCommandSchema = lazySchema(() =>
+  z
+    .object({
+      name: definitionFields.name.unwrap(),
+      description: z.string().max(2000),
+      type: definitionFields.type,
+      category: categorySchema,
+      template: definitionFields.template.unwrap().nullable(),
+      runnable_id: definitionFields.runnable_id.unwrap().nullable(),
+      process_id: definitionFields.process_id.unwrap().nullable(),
+      argv: definitionFields.argv.unwrap().nullable(),
+      args: z.array(declaredArgSchema).max(32, 'at most 32 args'),
+      model: modelChoiceSchema.nullable(),
+      timeout_seconds: definitionFields.timeout_seconds.unwrap().nullable(),
+      max_output_bytes: definitionFields.max_output_bytes.unwrap().nullable(),
+    })
+    .partial()
+    .meta({ id: 'PatchCommand' }),
+);
 export type PatchCommandInput = z.input<typeof patchCommandSchema>;
 
 export const commandSchema = z
@@ -159,21 +168,27 @@ export const commandSchema = z
   .meta({ id: 'Command' });
 export type Command = z.output<typeof commandSchema>;
 
-export const listCommandsQuery = z.object({
-  type: z.enum(COMMAND_TYPES, { error: `type must be one of ${COMMAND_TYPES.join(', ')}` }).optional(),
-  search: z.string().max(200).optional().describe('keeps commands whose trigger, name or description contains it (any case)'),
-  ...pageQueryFields,
-});
+export const listCommandsQuery = lazySchema(() =>
+  z.object({
+    type: z.enum(COMMAND_TYPES, { error: `type must be one of ${COMMAND_TYPES.join(', ')}` }).optional(),
+    search: z.string().max(200).optional().describe('keeps commands whose trigger, name or description contains it (any case)'),
+    ...pageQueryFields,
+  }),
+);
 
 export const textQuery = z.object({
   query: z.string().min(1, 'query must not be empty').max(200, 'query must be at most 200 characters').meta({ examples: ['deploy'] }),
 });
-export const suggestionsQuery = z.object({
-  query: z.string().max(200, 'query must be at most 200 characters').default('').describe('what was typed so far; empty: the most used commands'),
-  limit: decimalQueryInteger('limit', { min: 1, max: 100 }).default(10),
-});
-export const searchQuery = textQuery.extend(pageQueryFields);
-export const usageQuery = z.object({ limit: decimalQueryInteger('limit', { min: 1, max: 500 }).default(10) });
+export const suggestionsQuery = lazySchema(() =>
+  z.object({
+    query: z.string().max(200, 'query must be at most 200 characters').default('').describe('what was typed so far; empty: the most used commands'),
+    limit: decimalQueryInteger('limit', { min: 1, max: 100 }).default(10),
+  }),
+);
+export const searchQuery = lazySchema(() => textQuery.extend(pageQueryFields));
+export const usageQuery = lazySchema(() =>
+  z.object({ limit: decimalQueryInteger('limit', { min: 1, max: 500 }).default(10) }),
+);
 
 export const executeCommandSchema = z
   .object({
@@ -189,26 +204,28 @@ export const executeCommandSchema = z
   .meta({ id: 'ExecuteCommand', examples: [{ args: ['hello'] }] });
 export type ExecuteCommandInput = z.input<typeof executeCommandSchema>;
 
-const failureSchema = z.object({ code: z.string(), message: z.string() });
+const failureSchema = lazySchema(() => z.object({ code: z.string(), message: z.string() }));
 
-export const executionSchema = z
-  .object({
-    id: z.string(),
-    workspace_id: z.string(),
-    trigger: z.string(),
-    type: z.enum(COMMAND_TYPES),
-    args: z.array(z.string()),
-    status: z.enum(EXECUTION_STATUSES),
-    output: z.string().describe('the output so far (up to the cap); the whole output once finished'),
-    output_truncated: z.boolean(),
-    exit_code: z.int().nullable().describe('type shell: the exit code, once exited'),
-    error: failureSchema.nullable(),
-    run_id: z.string().nullable().describe('type runnable: the run; type process: the process run'),
-    thread_id: z.string().nullable(),
-    tool_call_id: z.string().nullable(),
-    created_at: z.string(),
-    started_at: z.string().nullable(),
-    completed_at: z.string().nullable(),
-  })
-  .meta({ id: 'CommandExecution' });
+export const executionSchema = lazySchema(() =>
+  z
+    .object({
+      id: z.string(),
+      workspace_id: z.string(),
+      trigger: z.string(),
+      type: z.enum(COMMAND_TYPES),
+      args: z.array(z.string()),
+      status: z.enum(EXECUTION_STATUSES),
+      output: z.string().describe('the output so far (up to the cap); the whole output once finished'),
+      output_truncated: z.boolean(),
+      exit_code: z.int().nullable().describe('type shell: the exit code, once exited'),
+      error: failureSchema.nullable(),
+      run_id: z.string().nullable().describe('type runnable: the run; type process: the process run'),
+      thread_id: z.string().nullable(),
+      tool_call_id: z.string().nullable(),
+      created_at: z.string(),
+      started_at: z.string().nullable(),
+      completed_at: z.string().nullable(),
+    })
+    .meta({ id: 'CommandExecution' }),
+);
 export type CommandExecution = z.output<typeof executionSchema>;

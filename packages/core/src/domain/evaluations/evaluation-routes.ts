@@ -4,9 +4,10 @@ import { pageQuery } from '../input/page-query';
 import { route, type RouteDefinition } from '../../http/route';
 import { createEvaluationBody, evaluationSchema } from './evaluation-schemas';
 import type { EvaluationService } from './evaluation-service';
+import { lazySchema } from '../lazy-schema';
 
-const runParams = z.object({ run_id: z.uuid() });
-const evaluationParams = z.object({ run_id: z.uuid(), evaluation_id: z.uuid() });
+const runParams = lazySchema(() => z.object({ run_id: z.uuid() }));
+const evaluationParams = lazySchema(() => z.object({ run_id: z.uuid(), evaluation_id: z.uuid() }));
 
 const unauthorized = { description: 'missing or invalid bearer token', schema: apiErrorBody };
 const notFound = { description: 'no such run, gold label or evaluation in this account', schema: apiErrorBody };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 
 /** docs/api.md#evaluations: how an output is scored against its gold label. */
 export const EVALUATION_METHODS = ['exact', 'contains', 'regex', 'json_equal', 'json_subset'] as const;
@@ -52,42 +53,48 @@ export interface EvaluationDetails {
   mismatch_count?: number;
 }
 
-export const createEvaluationBody = z.object({
-  gold_label_id: z.uuid({ error: 'gold_label_id must be the id (uuid) of a gold label of this run' }),
-  method: z
-    .enum(EVALUATION_METHODS, { error: `method must be one of ${EVALUATION_METHODS.join(', ')}` })
-    .optional()
-    .describe('default: json_subset for a partial object label, json_equal for an object label, exact for a text label'),
-}).meta({ id: 'EvaluationCreate' });
+export const createEvaluationBody = lazySchema(() =>
+  z.object({
+    gold_label_id: z.uuid({ error: 'gold_label_id must be the id (uuid) of a gold label of this run' }),
+    method: z
+      .enum(EVALUATION_METHODS, { error: `method must be one of ${EVALUATION_METHODS.join(', ')}` })
+      .optional()
+      .describe('default: json_subset for a partial object label, json_equal for an object label, exact for a text label'),
+  }).meta({ id: 'EvaluationCreate' }),
+);
 export type CreateEvaluationInput = z.infer<typeof createEvaluationBody>;
 
-const mismatchSchema = z.object({
-  path: z.string(),
-  expected: z.unknown().optional(),
-  actual: z.unknown().optional(),
-  problem: z.enum(['different', 'missing', 'unexpected']),
-}).meta({ id: 'EvaluationMismatch' });
+const mismatchSchema = lazySchema(() =>
+  z.object({
+    path: z.string(),
+    expected: z.unknown().optional(),
+    actual: z.unknown().optional(),
+    problem: z.enum(['different', 'missing', 'unexpected']),
+  }).meta({ id: 'EvaluationMismatch' }),
+);
 
-export const evaluationSchema = z.object({
-  id: z.uuid(),
-  run_id: z.uuid(),
-  gold_label_id: z.uuid(),
-  method: z.enum(EVALUATION_METHODS).describe('the method asked for, or the default for the label'),
-  comparison: z
-    .enum(EVALUATION_METHODS)
-    .describe('the comparison that ran: exact on a JSON value compares as json_equal; a partial label always compares as json_subset'),
-  score: z.number().min(0).max(1),
-  passed: z.boolean(),
-  details: z.object({
-    output_resource_name: z.string(),
-    message: z.string(),
-    first_difference_at: z.int().optional(),
-    found_at: z.int().nullable().optional(),
-    match: z.object({ text: z.string(), index: z.int() }).nullable().optional(),
-    matched_leaves: z.int().optional(),
-    total_leaves: z.int().optional(),
-    mismatches: z.array(mismatchSchema).optional(),
-    mismatch_count: z.int().optional(),
-  }),
-  created_at: z.string(),
-}).meta({ id: 'Evaluation' });
+export const evaluationSchema = lazySchema(() =>
+  z.object({
+    id: z.uuid(),
+    run_id: z.uuid(),
+    gold_label_id: z.uuid(),
+    method: z.enum(EVALUATION_METHODS).describe('the method asked for, or the default for the label'),
+    comparison: z
+      .enum(EVALUATION_METHODS)
+      .describe('the comparison that ran: exact on a JSON value compares as json_equal; a partial label always compares as json_subset'),
+    score: z.number().min(0).max(1),
+    passed: z.boolean(),
+    details: z.object({
+      output_resource_name: z.string(),
+      message: z.string(),
+      first_difference_at: z.int().optional(),
+      found_at: z.int().nullable().optional(),
+      match: z.object({ text: z.string(), index: z.int() }).nullable().optional(),
+      matched_leaves: z.int().optional(),
+      total_leaves: z.int().optional(),
+      mismatches: z.array(mismatchSchema).optional(),
+      mismatch_count: z.int().optional(),
+    }),
+    created_at: z.string(),
+  }).meta({ id: 'Evaluation' }),
+);

@@ -4,9 +4,10 @@ import { pageQuery } from '../input/page-query';
 import { route, type RouteDefinition } from '../../http/route';
 import { createGoldLabelBody, goldLabelSchema, updateGoldLabelBody } from './gold-label-schemas';
 import type { GoldLabelService } from './gold-label-service';
+import { lazySchema } from '../lazy-schema';
 
-const runParams = z.object({ run_id: z.uuid() });
-const labelParams = z.object({ run_id: z.uuid(), gold_label_id: z.uuid() });
+const runParams = lazySchema(() => z.object({ run_id: z.uuid() }));
+const labelParams = lazySchema(() => z.object({ run_id: z.uuid(), gold_label_id: z.uuid() }));
 
 const errors = {
   400: { description: 'invalid fields, or output_resource_name names no output of the run', schema: apiErrorBody },

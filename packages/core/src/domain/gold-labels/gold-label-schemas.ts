@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
+import { lazySchema } from '../lazy-schema';
 
 /** A gold label as answered (docs/api.md#gold-labels): exactly one of `text_value` and `object_value` is non-null. */
 export interface GoldLabel {
@@ -25,38 +26,46 @@ const outputResourceName = z
 
 const textValue = z.string();
 
-const objectValue = z
-  .record(z.string(), z.unknown(), { error: 'object_value must be a JSON object' })
-  .refine(withinDepthLimit, TOO_DEEP_MESSAGE);
+const objectValue = lazySchema(() =>
+  z
+    .record(z.string(), z.unknown(), { error: 'object_value must be a JSON object' })
+    .refine(withinDepthLimit, TOO_DEEP_MESSAGE),
+);
 
 /** `POST /v1/run/{run_id}/gold-labels`. Which of the values is set is checked by the service. */
-export const createGoldLabelBody = z.object({
-  output_resource_name: outputResourceName,
-  text_value: textValue.nullish(),
-  object_value: objectValue.nullish(),
-  object_value_is_partial: z.boolean().optional(),
-}).meta({ id: 'GoldLabelCreate' });
+export const createGoldLabelBody = lazySchema(() =>
+  z.object({
+    output_resource_name: outputResourceName,
+    text_value: textValue.nullish(),
+    object_value: objectValue.nullish(),
+    object_value_is_partial: z.boolean().optional(),
+  }).meta({ id: 'GoldLabelCreate' }),
+);
 export type CreateGoldLabelInput = z.infer<typeof createGoldLabelBody>;
 
 /** `PATCH …/gold-label/{id}`: given fields change; `null` clears a value (to switch text ⇄ object). */
-export const updateGoldLabelBody = z.object({
-  output_resource_name: outputResourceName.optional(),
-  text_value: textValue.nullish(),
-  object_value: objectValue.nullish(),
-  object_value_is_partial: z.boolean().optional(),
-}).meta({ id: 'GoldLabelUpdate' });
+export const updateGoldLabelBody = lazySchema(() =>
+  z.object({
+    output_resource_name: outputResourceName.optional(),
+    text_value: textValue.nullish(),
+    object_value: objectValue.nullish(),
+    object_value_is_partial: z.boolean().optional(),
+  }).meta({ id: 'GoldLabelUpdate' }),
+);
 export type UpdateGoldLabelInput = z.infer<typeof updateGoldLabelBody>;
 
-export const goldLabelSchema = z.object({
-  id: z.uuid(),
-  account_id: z.string(),
-  run_id: z.uuid(),
-  output_resource_name: z.string(),
-  text_value: z.string().nullable(),
-  object_value: z.record(z.string(), z.unknown()).nullable(),
-  object_value_is_partial: z.boolean(),
-  created_by: z.string(),
-  updated_by: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'GoldLabel' });
+export const goldLabelSchema = lazySchema(() =>
+  z.object({
+    id: z.uuid(),
+    account_id: z.string(),
+    run_id: z.uuid(),
+    output_resource_name: z.string(),
+    text_value: z.string().nullable(),
+    object_value: z.record(z.string(), z.unknown()).nullable(),
+    object_value_is_partial: z.boolean(),
+    created_by: z.string(),
+    updated_by: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }).meta({ id: 'GoldLabel' }),
+);

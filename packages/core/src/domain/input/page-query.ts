@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * A numeric query parameter: plain decimal digits only. `0x10`, `1e2`, `1.5`, `-1`, ` 1` and `+1`
@@ -31,4 +32,4 @@ export const pageFields = {
 };
 
 /** A query of nothing but `limit` and `offset`. */
-export const pageQuery = z.object(pageQueryFields);
+export const pageQuery = lazySchema(() => z.object(pageQueryFields));

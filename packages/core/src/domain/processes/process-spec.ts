@@ -3,6 +3,7 @@ import { DomainError, type ErrorDetail, validationError } from '../errors';
 import { executeCommandSchema } from '../commands/command-schemas';
 import { runRequestSchema } from '../runs/run-schemas';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
+import { lazySchema } from '../lazy-schema';
 
 /** Ids of phases and tasks: they appear in URLs (`tasks/{phaseId}/{taskId}/retry`), so URL-safe. */
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -23,18 +24,20 @@ const seconds = (what: string) => z.number().min(0, `${what} must be at least 0`
  * `initial_interval_seconds · backoff_coefficient^(n-1)`, capped at `maximum_interval_seconds`.
  * `backoff_seconds` is read as `initial_interval_seconds` (the short form of docs/api.md#process-runs).
  */
-export const retryPolicySchema = z
-  .object({
-    max_attempts: z.number().int('max_attempts must be an integer').min(1, 'max_attempts must be at least 1').max(100, 'max_attempts must be at most 100'),
-    initial_interval_seconds: seconds('initial_interval_seconds').optional(),
-    backoff_seconds: seconds('backoff_seconds').optional(),
-    backoff_coefficient: z.number().min(1, 'backoff_coefficient must be at least 1').max(100, 'backoff_coefficient must be at most 100').default(2),
-    maximum_interval_seconds: seconds('maximum_interval_seconds').optional(),
-  })
-  .transform(({ backoff_seconds, initial_interval_seconds, ...rest }) => ({
-    ...rest,
-    initial_interval_seconds: initial_interval_seconds ?? backoff_seconds ?? 1,
-  }));
+export const retryPolicySchema = lazySchema(() =>
+  z
+    .object({
+      max_attempts: z.number().int('max_attempts must be an integer').min(1, 'max_attempts must be at least 1').max(100, 'max_attempts must be at most 100'),
+      initial_interval_seconds: seconds('initial_interval_seconds').optional(),
+      backoff_seconds: seconds('backoff_seconds').optional(),
+      backoff_coefficient: z.number().min(1, 'backoff_coefficient must be at least 1').max(100, 'backoff_coefficient must be at most 100').default(2),
+      maximum_interval_seconds: seconds('maximum_interval_seconds').optional(),
+    })
+    .transform(({ backoff_seconds, initial_interval_seconds, ...rest }) => ({
+      ...rest,
+      initial_interval_seconds: initial_interval_seconds ?? backoff_seconds ?? 1,
+    })),
+);
 export type RetryPolicy = z.output<typeof retryPolicySchema>;
 
 const inputSchemas = {
@@ -51,44 +54,48 @@ const inputSchemas = {
 
 export type TaskInputs = { [T in TaskType]: z.output<(typeof inputSchemas)[T]> };
 
-const taskSchema = z.object({
-  id: idSchema,
-  name: nameSchema,
-  type: z.enum(TASK_TYPES, `must be one of ${TASK_TYPES.join(', ')}`),
-  needs: z.array(idSchema).max(200).default([]),
-  retry: retryPolicySchema.optional(),
-  timeout_seconds: seconds('timeout_seconds').optional(),
-  input: z.record(z.string(), z.unknown()).optional(),
-  model: modelChoiceSchema.optional(),
-});
+const taskSchema = lazySchema(() =>
+  z.object({
+    id: idSchema,
+    name: nameSchema,
+    type: z.enum(TASK_TYPES, `must be one of ${TASK_TYPES.join(', ')}`),
+    needs: z.array(idSchema).max(200).default([]),
+    retry: retryPolicySchema.optional(),
+    timeout_seconds: seconds('timeout_seconds').optional(),
+    input: z.record(z.string(), z.unknown()).optional(),
+    model: modelChoiceSchema.optional(),
+  }),
+);
 
 /** A process specification as clients write it (docs/api.md#process-runs). */
-export const processSpecSchema = z
-  .object({
-    name: nameSchema,
-    phases: z
-      .array(z.object({ id: idSchema, name: nameSchema, tasks: z.array(taskSchema).min(1, 'a phase needs at least one task').max(200) }))
-      .min(1, 'a process needs at least one phase')
-      .max(100),
-  })
-  .meta({
-    id: 'ProcessSpec',
-    examples: [
-      {
-        name: 'release',
-        phases: [
-          {
-            id: 'prepare',
-            name: 'Prepare',
-            tasks: [
-              { id: 'cool-down', name: 'Cool down', type: 'wait', input: { seconds: 0 } },
-              { id: 'sign-off', name: 'Sign off', type: 'approval', needs: ['cool-down'], input: { message: 'Ship it?', timeout_seconds: 3600 } },
-            ],
-          },
-        ],
-      },
-    ],
-  });
+export const processSpecSchema = lazySchema(() =>
+  z
+    .object({
+      name: nameSchema,
+      phases: z
+        .array(z.object({ id: idSchema, name: nameSchema, tasks: z.array(taskSchema).min(1, 'a phase needs at least one task').max(200) }))
+        .min(1, 'a process needs at least one phase')
+        .max(100),
+    })
+    .meta({
+      id: 'ProcessSpec',
+      examples: [
+        {
+          name: 'release',
+          phases: [
+            {
+              id: 'prepare',
+              name: 'Prepare',
+              tasks: [
+                { id: 'cool-down', name: 'Cool down', type: 'wait', input: { seconds: 0 } },
+                { id: 'sign-off', name: 'Sign off', type: 'approval', needs: ['cool-down'], input: { message: 'Ship it?', timeout_seconds: 3600 } },
+              ],
+            },
+          ],
+        },
+      ],
+    }),
+);
 
 export interface TaskSpec<T extends TaskType = TaskType> {
   id: string;

@@ -4,11 +4,14 @@ import { route, type RouteDefinition } from '../../http/route';
 import { CREDENTIALS_DESCRIPTION } from './provider-credentials';
 import { PROVIDER_NAMES } from '../../ports/provider-names';
 import type { ProviderService } from './provider-service';
+import { lazySchema } from '../lazy-schema';
 
-const providerParams = z.object({
-  // A plain string here: a name outside the seven is a 400 (docs/api.md#providers), not the router's 404.
-  provider: z.string().meta({ enum: [...PROVIDER_NAMES], description: 'one of the seven provider names' }),
-});
+const providerParams = lazySchema(() =>
+  z.object({
+    // A plain string here: a name outside the seven is a 400 (docs/api.md#providers), not the router's 404.
+    provider: z.string().meta({ enum: [...PROVIDER_NAMES], description: 'one of the seven provider names' }),
+  }),
+);
 
 /** Bounds of the limits: whole numbers, generous enough for any vendor tier. */
 export const MAX_PROVIDER_CONCURRENCY = 100_000;
@@ -29,24 +32,28 @@ const requestsPerMinute = z
   .nullable()
   .describe('calls of this account’s runs started per minute (bursts of a minute’s worth); null or absent: no limit of its own');
 
-const providerConfig = z.object({
-  provider: z.enum(PROVIDER_NAMES),
-  enabled: z.boolean(),
-  credentials: z.record(z.string(), z.string()).describe('secret values masked: only their last 4 characters show'),
-  max_concurrency: maxConcurrency,
-  requests_per_minute: requestsPerMinute,
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'Provider' });
+const providerConfig = lazySchema(() =>
+  z.object({
+    provider: z.enum(PROVIDER_NAMES),
+    enabled: z.boolean(),
+    credentials: z.record(z.string(), z.string()).describe('secret values masked: only their last 4 characters show'),
+    max_concurrency: maxConcurrency,
+    requests_per_minute: requestsPerMinute,
+    created_at: z.string(),
+    updated_at: z.string(),
+  }).meta({ id: 'Provider' }),
+);
 
 // Loose: the service refuses a credential field sent beside `credentials` (a top-level base_url) by name.
-const putBody = z.looseObject({
-  enabled: z.boolean(),
-  credentials: z.record(z.string(), z.unknown()).default({}).describe(CREDENTIALS_DESCRIPTION),
-  // Runs waiting for these limits (or for a vendor's 429 back-off) hold no slot: ARCHITECTURE.md, "Run scheduling".
-  max_concurrency: maxConcurrency.optional(),
-  requests_per_minute: requestsPerMinute.optional(),
-}).meta({ id: 'ProviderUpdate' });
+const putBody = lazySchema(() =>
+  z.looseObject({
+    enabled: z.boolean(),
+    credentials: z.record(z.string(), z.unknown()).default({}).describe(CREDENTIALS_DESCRIPTION),
+    // Runs waiting for these limits (or for a vendor's 429 back-off) hold no slot: ARCHITECTURE.md, "Run scheduling".
+    max_concurrency: maxConcurrency.optional(),
+    requests_per_minute: requestsPerMinute.optional(),
+  }).meta({ id: 'ProviderUpdate' }),
+);
 
 const responses = {
   badRequest: { description: 'unknown provider name, invalid credentials or limits', schema: apiErrorBody },

@@ -3,6 +3,7 @@ import { pageQueryFields } from '../input/page-query';
 import { tagsQuery } from '../input/tags-query';
 import { MAX_SEGMENT_LENGTH, safePathSchema } from '../paths/safe-path';
 import { EXTERNAL_STORAGE_TYPES } from './resource-record';
+import { lazySchema } from '../lazy-schema';
 
 /** No name, path or tag may hold control characters: they break logs, headers and file systems. */
 function noControlCharacters(value: string): boolean {
@@ -25,12 +26,14 @@ const tag = z
   .min(1, 'a tag must not be empty')
   .max(256, 'a tag must be at most 256 characters')
   .refine((value) => noControlCharacters(value) && !value.includes(','), 'a tag must not contain commas or control characters');
-const tags = z.array(tag).max(100, 'at most 100 tags');
-const metadata = z
-  .record(z.string(), z.unknown())
-  .nullable()
-  .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
-  .describe('free-form JSON object');
+const tags = lazySchema(() => z.array(tag).max(100, 'at most 100 tags'));
+const metadata = lazySchema(() =>
+  z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .refine((value) => JSON.stringify(value).length <= MAX_METADATA_BYTES, `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`)
+    .describe('free-form JSON object'),
+);
 const mimeType = z
   .string()
   .max(255, 'mime_type must be at most 255 characters')
@@ -65,43 +68,49 @@ export const newResourceSchema = z.object({
 export type NewResource = z.input<typeof newResourceSchema>;
 
 /** PATCH body: every given field replaces the stored one; unknown fields are ignored. */
-export const resourcePatchSchema = z.object({
-  ...editableFields,
-  name: name.optional(),
-  directory_path: directoryPath.optional(),
-  tags: tags.nullable().optional().describe('null clears the tags'),
-  metadata: metadata.optional(),
-  original_uri: editableFields.original_uri.optional(),
-  external_id: editableFields.external_id.optional(),
-  external_storage_type: editableFields.external_storage_type.optional(),
-}).meta({ id: 'ResourceUpdate' });
+export const resourcePatchSchema = lazySchema(() =>
+  z.object({
+    ...editableFields,
+    name: name.optional(),
+    directory_path: directoryPath.optional(),
+    tags: tags.nullable().optional().describe('null clears the tags'),
+    metadata: metadata.optional(),
+    original_uri: editableFields.original_uri.optional(),
+    external_id: editableFields.external_id.optional(),
+    external_storage_type: editableFields.external_storage_type.optional(),
+  }).meta({ id: 'ResourceUpdate' }),
+);
 export type ResourcePatch = z.input<typeof resourcePatchSchema>;
 
-export const listQuerySchema = z.object({
-  directory_path: directoryPath.optional().describe('only resources in exactly this directory'),
-  tags: tagsQuery({ maxLength: 256, trim: false }).optional(),
-  ...pageQueryFields,
-});
+export const listQuerySchema = lazySchema(() =>
+  z.object({
+    directory_path: directoryPath.optional().describe('only resources in exactly this directory'),
+    tags: tagsQuery({ maxLength: 256, trim: false }).optional(),
+    ...pageQueryFields,
+  }),
+);
 export type ResourceListQuery = z.output<typeof listQuerySchema>;
 
-export const resourceSchema = z.object({
-  id: z.string(),
-  account_id: z.string(),
-  name: z.string(),
-  directory_path: z.string(),
-  mime_type: z.string(),
-  sha256: z.string().describe('lowercase hex SHA-256 of the content'),
-  original_uri: z.string().nullable(),
-  external_id: z.string().nullable(),
-  external_storage_type: z.enum(EXTERNAL_STORAGE_TYPES).nullable(),
-  storage_bucket: z.string(),
-  storage_key: z.string(),
-  size_bytes: z.number().int(),
-  tags: z.array(z.string()),
-  metadata: z.record(z.string(), z.unknown()).nullable(),
-  created_by: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-}).meta({ id: 'Resource' });
+export const resourceSchema = lazySchema(() =>
+  z.object({
+    id: z.string(),
+    account_id: z.string(),
+    name: z.string(),
+    directory_path: z.string(),
+    mime_type: z.string(),
+    sha256: z.string().describe('lowercase hex SHA-256 of the content'),
+    original_uri: z.string().nullable(),
+    external_id: z.string().nullable(),
+    external_storage_type: z.enum(EXTERNAL_STORAGE_TYPES).nullable(),
+    storage_bucket: z.string(),
+    storage_key: z.string(),
+    size_bytes: z.number().int(),
+    tags: z.array(z.string()),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    created_by: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }).meta({ id: 'Resource' }),
+);
 
-export const resourceIdParams = z.object({ id: z.uuid('id must be a UUID') });
+export const resourceIdParams = lazySchema(() => z.object({ id: z.uuid('id must be a UUID') }));

@@ -8,6 +8,7 @@ import type { ByteRange } from '../../ports/blob-store';
 import { listQuerySchema, resourceIdParams, resourcePatchSchema, resourceSchema } from './resource-schemas';
 import type { ResourceService } from './resource-service';
 import { ResourceUploads, uploadFieldsFromQuery } from './resource-uploads';
+import { lazySchema } from '../lazy-schema';
 
 const uploadQuery = z.object({
   name: z.string().optional().describe('required for a raw upload; in a form, defaults to the file part’s filename'),
@@ -21,9 +22,11 @@ const uploadQuery = z.object({
 });
 
 /** The multipart form of an upload: the `file` part and the query's fields as text fields. */
-const uploadForm = uploadQuery
-  .extend({ file: z.string().meta({ format: 'binary', description: 'the content; its Content-Type becomes mime_type' }) })
-  .meta({ id: 'ResourceUploadForm' });
+const uploadForm = lazySchema(() =>
+  uploadQuery
+    .extend({ file: z.string().meta({ format: 'binary', description: 'the content; its Content-Type becomes mime_type' }) })
+    .meta({ id: 'ResourceUploadForm' }),
+);
 
 const UPLOAD_DESCRIPTION =
   'Either multipart/form-data with one part named `file` (the content; its Content-Type becomes mime_type) and text fields ' +

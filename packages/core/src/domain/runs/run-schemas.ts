@@ -1,20 +1,23 @@
 import { z } from 'zod';
 import { pageFields, pageQueryFields } from '../input/page-query';
 import { CALLBACK_STATUSES, RUN_STATUSES, TELEMETRY_STRATEGIES } from './run-record';
+import { lazySchema } from '../lazy-schema';
 
 /** Request and response shapes of the runs API; the router validates with them and OpenAPI shows them. */
 
 /** RFC 9110 field name; values may not hold line breaks (they would split the header). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-const embeddedResource = z.object({
-  name: z.string().min(1, 'name must not be empty').describe('the placeholder this resource fills'),
-  resource: z
-    .union([z.string().min(1, 'give a resource id'), z.looseObject({ id: z.string().min(1, 'give a resource id') })], {
-      error: 'resource must be a resource id or an object with an id',
-    })
-    .describe('a resource id, or an object with its id'),
-});
+const embeddedResource = lazySchema(() =>
+  z.object({
+    name: z.string().min(1, 'name must not be empty').describe('the placeholder this resource fills'),
+    resource: z
+      .union([z.string().min(1, 'give a resource id'), z.looseObject({ id: z.string().min(1, 'give a resource id') })], {
+        error: 'resource must be a resource id or an object with an id',
+      })
+      .describe('a resource id, or an object with its id'),
+  }),
+);
 
 export const runRequestSchema = z.object({
   resources: z.array(embeddedResource).max(100, 'at most 100 resources per run').default([]),
@@ -44,12 +47,14 @@ export type ParsedRunRequest = z.output<typeof runRequestSchema>;
 export const RUN_MODES = ['async', 'sync'] as const;
 export type RunMode = (typeof RUN_MODES)[number];
 
-export const runModeQuery = z.object({
-  mode: z.enum(RUN_MODES, { error: 'mode must be async or sync' }).default('async'),
-});
+export const runModeQuery = lazySchema(() =>
+  z.object({
+    mode: z.enum(RUN_MODES, { error: 'mode must be async or sync' }).default('async'),
+  }),
+);
 
-export const runIdParams = z.object({ id: z.string().describe('run id') });
-export const runnableRunsParams = z.object({ id: z.string().describe('runnable id') });
+export const runIdParams = lazySchema(() => z.object({ id: z.string().describe('run id') }));
+export const runnableRunsParams = lazySchema(() => z.object({ id: z.string().describe('runnable id') }));
 
 /** What `RunService.list` takes: the filter with the page as numbers. */
 export const listRunsFilter = z.object({
@@ -60,63 +65,65 @@ export const listRunsFilter = z.object({
 export type ListRunsQuery = z.input<typeof listRunsFilter>;
 
 /** The same filter as query parameters. */
-export const listRunsQuery = listRunsFilter.extend(pageQueryFields);
+export const listRunsQuery = lazySchema(() => listRunsFilter.extend(pageQueryFields));
 
-const runError = z.object({ code: z.string(), message: z.string() });
+const runError = lazySchema(() => z.object({ code: z.string(), message: z.string() }));
 
-export const runViewSchema = z.object({
-  id: z.string(),
-  account_id: z.string(),
-  runnable_id: z.string(),
-  runnable_sha256: z.string(),
-  status: z.enum(RUN_STATUSES),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  completed_at: z.string().nullable(),
-  timeout_seconds: z.int().nullable(),
-  telemetry_strategy: z.enum(TELEMETRY_STRATEGIES),
-  telemetry_enabled: z.boolean(),
-  resources: z.array(
-    z.object({
-      name: z.string(),
-      resource: z.object({ id: z.string(), name: z.string(), mime_type: z.string(), sha256: z.string(), size_bytes: z.int() }),
-    }),
-  ),
-  outputs: z.array(
-    z.object({ name: z.string(), mime_type: z.string(), text_value: z.string().optional(), object_value: z.unknown().optional() }),
-  ),
-  error: runError.nullable(),
-  usage: z.object({ input_tokens: z.int(), output_tokens: z.int() }),
-  callback: z
-    .object({ url: z.string(), status: z.enum(CALLBACK_STATUSES), attempts: z.int(), last_status_code: z.int().nullable() })
-    .nullable(),
-  trace: z
-    .object({
-      steps: z.array(
-        z.object({
-          name: z.string(),
-          kind: z.string(),
-          started_at: z.string(),
-          ended_at: z.string(),
-          latency_ms: z.number(),
-          status: z.enum(['succeeded', 'failed']),
-          error: runError.nullable(),
-        }),
-      ),
-      model_calls: z.array(
-        z.object({
-          step: z.string(),
-          provider: z.string(),
-          model: z.string(),
-          started_at: z.string(),
-          latency_ms: z.number(),
-          input_tokens: z.int(),
-          output_tokens: z.int(),
-          finish_reason: z.string().nullable(),
-          error: runError.nullable(),
-        }),
-      ),
-    })
-    .nullable()
-    .describe('steps and model calls with latencies and tokens, when telemetry is on'),
-}).meta({ id: 'Run' });
+export const runViewSchema = lazySchema(() =>
+  z.object({
+    id: z.string(),
+    account_id: z.string(),
+    runnable_id: z.string(),
+    runnable_sha256: z.string(),
+    status: z.enum(RUN_STATUSES),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+    timeout_seconds: z.int().nullable(),
+    telemetry_strategy: z.enum(TELEMETRY_STRATEGIES),
+    telemetry_enabled: z.boolean(),
+    resources: z.array(
+      z.object({
+        name: z.string(),
+        resource: z.object({ id: z.string(), name: z.string(), mime_type: z.string(), sha256: z.string(), size_bytes: z.int() }),
+      }),
+    ),
+    outputs: z.array(
+      z.object({ name: z.string(), mime_type: z.string(), text_value: z.string().optional(), object_value: z.unknown().optional() }),
+    ),
+    error: runError.nullable(),
+    usage: z.object({ input_tokens: z.int(), output_tokens: z.int() }),
+    callback: z
+      .object({ url: z.string(), status: z.enum(CALLBACK_STATUSES), attempts: z.int(), last_status_code: z.int().nullable() })
+      .nullable(),
+    trace: z
+      .object({
+        steps: z.array(
+          z.object({
+            name: z.string(),
+            kind: z.string(),
+            started_at: z.string(),
+            ended_at: z.string(),
+            latency_ms: z.number(),
+            status: z.enum(['succeeded', 'failed']),
+            error: runError.nullable(),
+          }),
+        ),
+        model_calls: z.array(
+          z.object({
+            step: z.string(),
+            provider: z.string(),
+            model: z.string(),
+            started_at: z.string(),
+            latency_ms: z.number(),
+            input_tokens: z.int(),
+            output_tokens: z.int(),
+            finish_reason: z.string().nullable(),
+            error: runError.nullable(),
+          }),
+        ),
+      })
+      .nullable()
+      .describe('steps and model calls with latencies and tokens, when telemetry is on'),
+  }).meta({ id: 'Run' }),
+);

@@ -17,9 +17,10 @@ import {
 import type { ThreadService } from './thread-service';
 import type { ThreadStream } from './thread-stream-registry';
 import type { ThreadStreams } from './thread-streams';
+import { lazySchema } from '../lazy-schema';
 
 const workspaceParams = z.object({ workspaceId: z.uuid() });
-const threadParams = z.object({ workspaceId: z.uuid(), threadId: threadIdSchema });
+const threadParams = lazySchema(() => z.object({ workspaceId: z.uuid(), threadId: threadIdSchema }));
 
 const acknowledged = (data: z.ZodType) => z.object({ message: z.string(), data });
 const errors = {

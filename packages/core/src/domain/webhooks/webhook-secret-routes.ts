@@ -2,8 +2,11 @@ import { z } from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import type { WebhookSecretService } from './webhook-secret-service';
+import { lazySchema } from '../lazy-schema';
 
-const secretBody = z.object({ secret: z.string().describe('whsec_ followed by base64 (Standard Webhooks)') }).meta({ id: 'WebhookSecret' });
+const secretBody = lazySchema(() =>
+  z.object({ secret: z.string().describe('whsec_ followed by base64 (Standard Webhooks)') }).meta({ id: 'WebhookSecret' }),
+);
 const unauthorized = { description: 'missing or invalid bearer token', schema: apiErrorBody };
 
 export function webhookSecretRoutes(secrets: WebhookSecretService): RouteDefinition[] {

@@ -4,6 +4,7 @@ import { DomainError, type ErrorDetail } from '../errors';
 import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { locateYamlPath, yamlDepthOver } from '../input/yaml-document';
 import { PROVIDER_NAMES } from '../../ports/provider-names';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * A workspace's configuration (docs/api.md#workspace-config): the YAML file below, read and changed
@@ -18,21 +19,25 @@ export const WORKSPACE_CONFIG_PATH = '.runloom/workspace-config.runloom.yaml';
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** A model as threads, prompt commands and prompt tasks name it (docs/api.md#workspace-config). */
-export const modelChoiceSchema = z
-  .object({
-    provider: z.enum(PROVIDER_NAMES).describe('one of the seven provider names'),
-    model: z.string().min(1, 'model must not be empty').describe("the vendor's model name"),
-  })
-  .meta({ id: 'ModelChoice', examples: [{ provider: 'openai', model: 'gpt-4o' }] });
+export const modelChoiceSchema = lazySchema(() =>
+  z
+    .object({
+      provider: z.enum(PROVIDER_NAMES).describe('one of the seven provider names'),
+      model: z.string().min(1, 'model must not be empty').describe("the vendor's model name"),
+    })
+    .meta({ id: 'ModelChoice', examples: [{ provider: 'openai', model: 'gpt-4o' }] }),
+);
 
 /** The keys Runloom reads; any other key is kept as written (features and clients add their own). */
-export const workspaceConfigSchema = z
-  .looseObject({
-    models: z
-      .looseObject({ default: modelChoiceSchema.optional().describe('the model used when a request and its command or task name none') })
-      .optional(),
-  })
-  .meta({ id: 'WorkspaceConfig', examples: [{ models: { default: { provider: 'anthropic', model: 'claude-sonnet-4-5' } } }] });
+export const workspaceConfigSchema = lazySchema(() =>
+  z
+    .looseObject({
+      models: z
+        .looseObject({ default: modelChoiceSchema.optional().describe('the model used when a request and its command or task name none') })
+        .optional(),
+    })
+    .meta({ id: 'WorkspaceConfig', examples: [{ models: { default: { provider: 'anthropic', model: 'claude-sonnet-4-5' } } }] }),
+);
 
 export type WorkspaceConfig = z.infer<typeof workspaceConfigSchema>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { safePathSchema } from '../paths/safe-path';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * Workspace templates (docs/api.md#workspace-templates): a set of files, or a git repository to
@@ -14,51 +15,57 @@ export const MAX_TEMPLATE_BYTES = 5 * 1024 * 1024;
 const templateName = z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters');
 const templateDescription = z.string().max(2000, 'description must be at most 2000 characters');
 
-export const templateFileSchema = z
-  .object({
-    path: safePathSchema({ field: 'path', kind: 'relative' }).describe('relative to the workspace root, `/`-separated'),
-    content: z.string().optional().describe('the file as UTF-8 text'),
-    content_base64: z
-      .string()
-      .refine(isBase64, 'content_base64 must be standard base64 (A–Z, a–z, 0–9, +, / and = padding)')
-      .meta({ contentEncoding: 'base64' })
-      .optional()
-      .describe('the file as base64 bytes, for binary files'),
-  })
-  .refine((file) => (file.content === undefined) !== (file.content_base64 === undefined), {
-    message: 'give exactly one of content and content_base64',
-  })
-  .meta({ id: 'WorkspaceTemplateFile' });
+export const templateFileSchema = lazySchema(() =>
+  z
+    .object({
+      path: safePathSchema({ field: 'path', kind: 'relative' }).describe('relative to the workspace root, `/`-separated'),
+      content: z.string().optional().describe('the file as UTF-8 text'),
+      content_base64: z
+        .string()
+        .refine(isBase64, 'content_base64 must be standard base64 (A–Z, a–z, 0–9, +, / and = padding)')
+        .meta({ contentEncoding: 'base64' })
+        .optional()
+        .describe('the file as base64 bytes, for binary files'),
+    })
+    .refine((file) => (file.content === undefined) !== (file.content_base64 === undefined), {
+      message: 'give exactly one of content and content_base64',
+    })
+    .meta({ id: 'WorkspaceTemplateFile' }),
+);
 export type TemplateFile = z.infer<typeof templateFileSchema>;
 
-export const templateSourceSchema = z
-  .object({
-    url: z
-      .url({ protocol: /^https?$/, error: 'url must be an http(s) URL of a git repository' })
-      .refine((url) => !/^[a-z]+:\/\/[^/]*@/i.test(url), 'url must not carry credentials'),
-    ref: z.string().min(1).max(255).nullish().describe("branch or tag to check out; the remote's default branch when absent"),
-  })
-  .meta({ id: 'WorkspaceTemplateSource' });
+export const templateSourceSchema = lazySchema(() =>
+  z
+    .object({
+      url: z
+        .url({ protocol: /^https?$/, error: 'url must be an http(s) URL of a git repository' })
+        .refine((url) => !/^[a-z]+:\/\/[^/]*@/i.test(url), 'url must not carry credentials'),
+      ref: z.string().min(1).max(255).nullish().describe("branch or tag to check out; the remote's default branch when absent"),
+    })
+    .meta({ id: 'WorkspaceTemplateSource' }),
+);
 export type TemplateSource = z.infer<typeof templateSourceSchema>;
 
 /** `POST /workspaces/templates`: `files` or `source`, not both. */
-export const createTemplateBody = z
-  .object({
-    name: templateName,
-    description: templateDescription.nullish(),
-    files: z.array(templateFileSchema).max(MAX_TEMPLATE_FILES, `a template holds at most ${MAX_TEMPLATE_FILES} files`).optional(),
-    source: templateSourceSchema.optional(),
-  })
-  .superRefine((body, context) => {
-    if ((body.files === undefined) === (body.source === undefined)) {
-      context.addIssue({ code: 'custom', path: ['files'], message: 'give exactly one of files and source' });
-    }
-    for (const problem of fileSetProblems(body.files ?? [])) context.addIssue({ code: 'custom', ...problem });
-  })
-  .meta({
-    id: 'WorkspaceTemplateCreate',
-    examples: [{ name: 'notes', description: 'a README to start from', files: [{ path: 'README.md', content: '# Notes\n' }] }],
-  });
+export const createTemplateBody = lazySchema(() =>
+  z
+    .object({
+      name: templateName,
+      description: templateDescription.nullish(),
+      files: z.array(templateFileSchema).max(MAX_TEMPLATE_FILES, `a template holds at most ${MAX_TEMPLATE_FILES} files`).optional(),
+      source: templateSourceSchema.optional(),
+    })
+    .superRefine((body, context) => {
+      if ((body.files === undefined) === (body.source === undefined)) {
+        context.addIssue({ code: 'custom', path: ['files'], message: 'give exactly one of files and source' });
+      }
+      for (const problem of fileSetProblems(body.files ?? [])) context.addIssue({ code: 'custom', ...problem });
+    })
+    .meta({
+      id: 'WorkspaceTemplateCreate',
+      examples: [{ name: 'notes', description: 'a README to start from', files: [{ path: 'README.md', content: '# Notes\n' }] }],
+    }),
+);
 export type CreateTemplateInput = z.input<typeof createTemplateBody>;
 
 export const workspaceTemplateSchema = z
@@ -76,9 +83,11 @@ export const workspaceTemplateSchema = z
 export type WorkspaceTemplate = z.infer<typeof workspaceTemplateSchema>;
 
 /** A template in a list: its files by path and size, without their content. */
-export const workspaceTemplateSummarySchema = workspaceTemplateSchema
-  .extend({ files: z.array(z.object({ path: z.string(), size: z.int() })).optional().describe('path and size (bytes) of each file') })
-  .meta({ id: 'WorkspaceTemplateSummary' });
+export const workspaceTemplateSummarySchema = lazySchema(() =>
+  workspaceTemplateSchema
+    .extend({ files: z.array(z.object({ path: z.string(), size: z.int() })).optional().describe('path and size (bytes) of each file') })
+    .meta({ id: 'WorkspaceTemplateSummary' }),
+);
 export type WorkspaceTemplateSummary = z.infer<typeof workspaceTemplateSummarySchema>;
 
 /** The file's bytes. */
