@@ -4,6 +4,7 @@ import type { HttpClient } from '../../ports/http-client';
 import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
 import type { CallOptions, StreamDecoder, VendorAnswer } from './vendor-stream';
+import { lazy } from '../../domain/lazy';
 
 /** The `fetch` every vendor request goes through: the `HttpClient` port's, under the egress policy. */
 export type VendorFetch = typeof globalThis.fetch;
@@ -92,16 +93,16 @@ export function baseUrlCredential(
   // A URL with user info carries a credential, which is kept no longer than the call.
   if (baseUrl.includes('@')) return normalizedBaseUrl(provider, baseUrl, defaultPath);
   const key = `${defaultPath} ${baseUrl}`;
-  let normalized = normalizedBaseUrls.get(key);
+  let normalized = normalizedBaseUrls().get(key);
   if (normalized === undefined) {
     normalized = normalizedBaseUrl(provider, baseUrl, defaultPath);
-    normalizedBaseUrls.set(key, normalized);
+    normalizedBaseUrls().set(key, normalized);
   }
   return normalized;
 }
 
-/** `baseUrlCredential`'s answers by default path and `base_url`: an account's calls read the same one again and again (a URL parsed and written each time). */
-const normalizedBaseUrls = new LRUCache<string, string>({ max: 1000 });
+/** `baseUrlCredential`'s answers by default path and `base_url`: an account's calls read the same one again and again (a URL parsed and written each time). Made on first use: lru-cache allocates every one of its `max` slots when it is made. */
+const normalizedBaseUrls = lazy(() => new LRUCache<string, string>({ max: 1000 }));
 
 function normalizedBaseUrl(provider: ProviderName, baseUrl: string, defaultPath: string): string {
   let url: URL;

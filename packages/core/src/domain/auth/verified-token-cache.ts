@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Principal } from './principal';
+import { lazy } from '../lazy';
 
 interface Entry {
   principal: Principal;
@@ -11,7 +12,8 @@ interface Entry {
  * (least recently used entries go first) and never answers for a token at or past its `exp`.
  */
 export class VerifiedTokenCache {
-  private readonly entries: LRUCache<string, Entry>;
+  /** Made on first use: lru-cache allocates every one of its `max` slots when it is made. */
+  private readonly entries: () => LRUCache<string, Entry>;
   /**
    * The token answered last, held beside the LRU: a client sends the same token request after
    * request, and matching it is one string comparison, where a map lookup hashes the whole token
@@ -21,28 +23,28 @@ export class VerifiedTokenCache {
 
   constructor(maxEntries: number) {
     // Expiry is checked against the injected clock below, not lru-cache's own TTL timer.
-    this.entries = new LRUCache({ max: maxEntries });
+    this.entries = lazy(() => new LRUCache({ max: maxEntries }));
   }
 
   get(token: string, nowMs: number): Principal | undefined {
     const last = this.last;
-    const entry = last !== undefined && last.token === token ? last.entry : this.entries.get(token);
+    const entry = last !== undefined && last.token === token ? last.entry : this.entries().get(token);
     if (!entry) return undefined;
     if (nowMs < entry.expiresAtMs) {
       if (entry !== last?.entry) this.last = { token, entry };
       return entry.principal;
     }
-    this.entries.delete(token);
+    this.entries().delete(token);
     this.last = undefined;
     return undefined;
   }
 
   set(token: string, principal: Principal, expiresAtMs: number): void {
     if (this.last?.token === token) this.last = undefined;
-    this.entries.set(token, { principal, expiresAtMs });
+    this.entries().set(token, { principal, expiresAtMs });
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries().size;
   }
 }

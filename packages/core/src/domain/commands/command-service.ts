@@ -21,6 +21,7 @@ import {
   patchCommandSchema,
 } from './command-schemas';
 import { type ScoredCommand, searchCommands, suggestCommands } from './command-search';
+import { lazy } from '../lazy';
 
 export const COMMAND_INDEX = 'command_index';
 
@@ -70,7 +71,8 @@ export class CommandService {
    * The folder listing each workspace's index was last brought in line with; a workspace dropped
    * from here only costs one comparison with its index records on its next request.
    */
-  private readonly seenListings = new LRUCache<string, string>({ max: 10_000 });
+  // Made on first use: lru-cache allocates every one of its `max` slots when it is made.
+  private readonly seenListings = lazy(() => new LRUCache<string, string>({ max: 10_000 }));
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -267,7 +269,7 @@ export class CommandService {
   private async syncLocked(accountId: string, workspaceId: string, files: WorkspaceFileSystem): Promise<void> {
     const entries = await listCommandFiles(files);
     const listing = entries.map((entry) => `${entry.trigger}:${entry.stamp}`).join('|');
-    if (this.seenListings.get(workspaceId) === listing) return;
+    if (this.seenListings().get(workspaceId) === listing) return;
     const records = new Map((await this.index.find(accountId, { where: { workspace_id: workspaceId } })).map((record) => [record.trigger, record]));
     const ops: WriteOp[] = [];
     for (const entry of entries) {
@@ -293,7 +295,7 @@ export class CommandService {
       if (error instanceof WriteConflictError || error instanceof DuplicateIdError) return;
       throw error;
     }
-    this.seenListings.set(workspaceId, listing);
+    this.seenListings().set(workspaceId, listing);
   }
 
   /** Writes the command's file, then its index record (usage kept from `current`). */

@@ -9,6 +9,7 @@ import { KeptRecords } from '../storage/kept-records';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { maskCredentials, parseCredentials, refuseMisplacedCredentials, type ProviderCredentials } from './provider-credentials';
 import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
+import { lazy } from '../lazy';
 
 const COLLECTION = 'llm_providers';
 
@@ -87,8 +88,11 @@ export class ProviderService {
   private readonly configs: Repository<ProviderConfigRecord>;
   /** The configurations model calls read: every run reads one, and they change rarely. */
   private readonly keptConfigs: KeptRecords<ProviderConfigRecord>;
-  /** By configuration id: the sealed text last opened and what it opened to; least recently used dropped first. */
-  private readonly opened = new LRUCache<string, { sealed: string; credentials: Record<string, string> }>({ max: CONFIGURATIONS_KEPT });
+  /**
+   * By configuration id: the sealed text last opened and what it opened to; least recently used dropped
+   * first. Made on first use: lru-cache allocates every one of its `max` slots when it is made.
+   */
+  private readonly opened = lazy(() => new LRUCache<string, { sealed: string; credentials: Record<string, string> }>({ max: CONFIGURATIONS_KEPT }));
 
   constructor(
     @inject(Database) database: Database,
@@ -196,10 +200,10 @@ export class ProviderService {
    * at the next call. Each caller gets its own copy.
    */
   private async open(record: ProviderConfigRecord): Promise<Record<string, string>> {
-    const kept = this.opened.get(record.id);
+    const kept = this.opened().get(record.id);
     if (kept?.sealed === record.sealed_credentials) return { ...kept.credentials };
     const credentials = JSON.parse(await this.secretBox.open(record.sealed_credentials)) as Record<string, string>;
-    this.opened.set(record.id, { sealed: record.sealed_credentials, credentials });
+    this.opened().set(record.id, { sealed: record.sealed_credentials, credentials });
     return { ...credentials };
   }
 

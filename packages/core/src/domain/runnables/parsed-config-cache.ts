@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { ParsedRunnableConfig } from './config-schema';
+import { lazy } from '../lazy';
 
 /** Configurations remembered; with texts of at most MAX_TEXT_LENGTH this holds a few MB at worst. */
 const MAX_ENTRIES = 256;
@@ -13,14 +14,15 @@ const MAX_TEXT_LENGTH = 16 * 1024;
  * so each caller gets its own copy, free to change, from a JSON.parse.
  */
 export class ParsedConfigCache {
-  private readonly results = new LRUCache<string, string>({ max: MAX_ENTRIES });
+  // Made on first use: lru-cache allocates every one of its `max` slots when it is made.
+  private readonly results = lazy(() => new LRUCache<string, string>({ max: MAX_ENTRIES }));
 
   /** The result remembered under `key`, else `parse()`'s, remembered when `text` is short enough. */
   getOrParse(key: string, text: string, parse: () => ParsedRunnableConfig): ParsedRunnableConfig {
-    const cached = this.results.get(key);
+    const cached = this.results().get(key);
     if (cached !== undefined) return JSON.parse(cached) as ParsedRunnableConfig;
     const result = parse();
-    if (text.length <= MAX_TEXT_LENGTH) this.results.set(key, JSON.stringify(result));
+    if (text.length <= MAX_TEXT_LENGTH) this.results().set(key, JSON.stringify(result));
     return result;
   }
 }

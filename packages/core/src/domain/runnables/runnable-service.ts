@@ -28,6 +28,7 @@ import {
   updateRunnableInput,
   type UpdateRunnableInput,
 } from './runnable-schemas';
+import { lazy } from '../lazy';
 
 /** Concurrent updates of one runnable retry on the fresh record this many times before a 409. */
 const UPDATE_ATTEMPTS = 5;
@@ -63,17 +64,18 @@ export class RunnableService {
   /**
    * The JSON of runnables recently read, by id and revision: every write of a runnable increments
    * its revision, so an entry never goes stale, and lists answer the same records again and again.
+   * Made on first use, as `keptRunnables`: lru-cache allocates every one of its `max` slots when it is made.
    */
-  private readonly jsonTexts = new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES });
+  private readonly jsonTexts = lazy(() => new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES }));
   /** The JSON of lists recently answered, by account and query, while no runnable was written since. */
   private readonly listTexts = new VersionedTexts();
   /**
    * Runnables recently read by `getForWrite`, by account and id, with the collection version they
    * were read at (undefined on a store without versions) and their revision.
    */
-  private readonly keptRunnables = new LRUCache<string, { version: number | undefined; revision: number; runnable: Readonly<Runnable> }>({
-    max: JSON_CACHE_ENTRIES,
-  });
+  private readonly keptRunnables = lazy(
+    () => new LRUCache<string, { version: number | undefined; revision: number; runnable: Readonly<Runnable> }>({ max: JSON_CACHE_ENTRIES }),
+  );
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -143,15 +145,15 @@ export class RunnableService {
     // Read before the store is: a write landing meanwhile moves it past what is kept under it.
     const version = this.runnables.collectionVersion();
     const key = JSON.stringify([accountId, id]);
-    const kept = fresh ? undefined : this.keptRunnables.get(key);
+    const kept = fresh ? undefined : this.keptRunnables().get(key);
     if (kept !== undefined && version === undefined) {
       return { runnable: kept.runnable, check: this.runnables.checkOp(accountId, id, { revision: kept.revision }) };
     }
     if (kept !== undefined && kept.version === version) return { runnable: kept.runnable };
-    this.keptRunnables.delete(key);
+    this.keptRunnables().delete(key);
     const doc = await this.getDoc(accountId, id);
     const runnable = deepFreeze(toRunnable(doc));
-    this.keptRunnables.set(key, { version, revision: doc.revision, runnable });
+    this.keptRunnables().set(key, { version, revision: doc.revision, runnable });
     return { runnable };
   }
 
@@ -226,10 +228,10 @@ export class RunnableService {
 
   private json(doc: RunnableDoc): string {
     const key = `${doc.id} ${doc.revision}`;
-    let text = this.jsonTexts.get(key);
+    let text = this.jsonTexts().get(key);
     if (text === undefined) {
       text = JSON.stringify(toRunnable(doc));
-      this.jsonTexts.set(key, text);
+      this.jsonTexts().set(key, text);
     }
     return text;
   }

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { lazy } from '../lazy';
 
 /** Characters kept at most by one `VersionedTexts` (texts past it are computed each time). */
 const KEPT_CHARS = 8 * 1024 * 1024;
@@ -11,10 +12,11 @@ const KEPT_CHARS = 8 * 1024 * 1024;
  * nothing is kept. Least recently used texts go first past `maxEntries` or 8 M characters.
  */
 export class VersionedTexts {
-  private readonly kept: LRUCache<string, { version: number; text: string }>;
+  /** Made on first use: lru-cache allocates every one of its `max` slots when it is made. */
+  private readonly kept: () => LRUCache<string, { version: number; text: string }>;
 
   constructor(maxEntries?: number) {
-    this.kept = new LRUCache({ max: maxEntries, maxSize: KEPT_CHARS, sizeCalculation: (entry, key) => entry.text.length + key.length });
+    this.kept = lazy(() => new LRUCache({ max: maxEntries, maxSize: KEPT_CHARS, sizeCalculation: (entry, key) => entry.text.length + key.length }));
   }
 
   /**
@@ -26,10 +28,10 @@ export class VersionedTexts {
   keptUnder(key: string, version: number | undefined, compute: () => Promise<string | undefined>): Promise<string | undefined>;
   async keptUnder(key: string, version: number | undefined, compute: () => Promise<string | undefined>): Promise<string | undefined> {
     if (version === undefined) return compute();
-    const kept = this.kept.get(key);
+    const kept = this.kept().get(key);
     if (kept !== undefined && kept.version === version) return kept.text;
     const text = await compute();
-    if (text !== undefined) this.kept.set(key, { version, text });
+    if (text !== undefined) this.kept().set(key, { version, text });
     return text;
   }
 }
