@@ -115,6 +115,20 @@ export function describeDatabaseContract(name: string, factory: () => Promise<Da
         assert.deepEqual(await database.get(ITEMS, 'c3'), { id: 'c3', color: 'red', nested: { deep: true } });
       });
 
+      it('unindexField leaves the field declared: queries, orders, counts and expects on it answer as before', async () => {
+        await withFixtures();
+        const unindexed: Migration = { id: 'contract/002-items-unindexed', steps: [{ unindexField: { collection: ITEMS, field: 'rank' } }, { unindexField: { collection: ITEMS, field: 'tags' } }] };
+        await database.migrate([itemsMigration, unindexed]);
+        await database.migrate([itemsMigration, unindexed]);
+        assert.deepEqual(await findIds({ where: { rank: { gte: 3 } }, orderBy: [{ field: 'rank', direction: 'desc' }] }), ['b1', 'b2', 'a1', 'b3']);
+        assert.deepEqual(await findIds({ where: { tags: { hasAll: ['red', 'blue'] } } }), ['a1', 'b1']);
+        assert.equal(await database.count(ITEMS, { rank: 3 }), 2);
+        await assert.rejects(database.write([{ op: 'replace', collection: ITEMS, doc: { id: 'a2', rank: 9 }, expect: { rank: 2 } }]), WriteConflictError);
+        await database.write([{ op: 'replace', collection: ITEMS, doc: { id: 'a2', rank: 9 }, expect: { rank: 1 } }]);
+        await database.write([{ op: 'insert', collection: ITEMS, doc: { id: 'c1', rank: 9 } }]);
+        assert.deepEqual(await findIds({ where: { rank: 9 } }), ['a2', 'c1']);
+      });
+
       it('creates collections that are empty and independent', async () => {
         await database.migrate([itemsMigration, { id: 'contract/003-others', steps: [{ createCollection: 'others', fields: { rank: 'integer' } }] }]);
         await database.write([{ op: 'insert', collection: 'others', doc: { id: 'a1', rank: 1 } }]);

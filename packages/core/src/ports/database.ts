@@ -70,7 +70,13 @@ export type WriteOp =
 /** One step of a migration. */
 export type MigrationStep =
   | { createCollection: string; fields: Record<string, FieldType> }
-  | { addField: { collection: string; field: string; type: FieldType } };
+  | { addField: { collection: string; field: string; type: FieldType } }
+  /**
+   * Keeps no index for a declared field that no query filters or orders on (one only `expect`ed on
+   * a document found by id): adapters index every declared field, and such an index costs each
+   * write and serves no read. The field stays declared; a query on it still answers, by scanning.
+   */
+  | { unindexField: { collection: string; field: string } };
 
 /**
  * A named, versioned schema change. Features contribute their own (`runnables/001-create`);

@@ -446,6 +446,11 @@ export class PostgresDatabase implements Database {
         ...fields.map(([field, type]) => this.indexStatement(name, field, type)),
       ];
     }
+    if ('unindexField' in step) {
+      const { collection, field } = step.unindexField;
+      if (!collections.get(collection)?.has(field)) throw new Error(`unindexField ${field}: ${collection} declares no such field`);
+      return [`DROP INDEX IF EXISTS ${quote(this.schema)}.${quote(`${collection}__${field}`)}`];
+    }
     const { collection, field, type } = step.addField;
     const existing = collections.get(collection);
     if (!existing) throw new Error(`addField ${field}: collection ${collection} does not exist`);

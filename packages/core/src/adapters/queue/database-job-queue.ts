@@ -18,6 +18,14 @@ export const jobMigrations: Migration[] = [
       },
     ],
   },
+  {
+    // A keyed job's id is made from its key, and attempt is only ever expected on a job found by id.
+    id: 'jobs/002-unindex-key-attempt',
+    steps: [
+      { unindexField: { collection: JOBS_COLLECTION, field: 'key' } },
+      { unindexField: { collection: JOBS_COLLECTION, field: 'attempt' } },
+    ],
+  },
 ];
 
 /**

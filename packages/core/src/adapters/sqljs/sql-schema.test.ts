@@ -16,6 +16,8 @@ describe('sql-schema', () => {
       { createCollection: 'bare', fields: {} },
       { addField: { collection: 'things', field: 'owner', type: 'text' } },
       { addField: { collection: 'bare', field: 'meta', type: 'json' } },
+      { unindexField: { collection: 'things', field: 'size' } },
+      { unindexField: { collection: 'bare', field: 'meta' } },
     ];
     const schema = new Map<string, CollectionSchema>();
     for (const step of steps) {
@@ -30,5 +32,11 @@ describe('sql-schema', () => {
       assert.equal(schema.get(name)!.insertSql, collection.insertSql, name);
     }
     assert.deepEqual([...schema.get('things')!.fields.keys()], ['name', 'size', 'score', 'done', 'tags', 'owner']);
+    assert.deepEqual(
+      engine.all(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`).flat(),
+      ['things__done', 'things__name', 'things__owner', 'things__score'],
+      'unindexField dropped the index of size (meta, json, had none)',
+    );
+    assert.throws(() => stepStatements({ unindexField: { collection: 'things', field: 'nothing' } }, schema), /declares no such field/);
   });
 });

@@ -174,6 +174,7 @@ export function schemaAfterStep(step: MigrationStep, schema: ReadonlyMap<string,
   if ('createCollection' in step) {
     return new CollectionSchema(step.createCollection, new Map(Object.entries(step.fields).filter(([field]) => field !== 'id')));
   }
+  if ('unindexField' in step) return schema.get(step.unindexField.collection)!;
   const { collection, field, type } = step.addField;
   return new CollectionSchema(collection, new Map([...schema.get(collection)!.fields, [field, type]]));
 }
@@ -193,6 +194,12 @@ export function stepStatements(step: MigrationStep, schema: ReadonlyMap<string, 
       [`CREATE TABLE ${quote(name)} ("id" TEXT PRIMARY KEY NOT NULL, "_doc" TEXT NOT NULL${columns.join('')})`, []],
       ...fields.flatMap(([field, type]) => indexStatements(name, field, type)),
     ];
+  }
+  if ('unindexField' in step) {
+    const { collection, field } = step.unindexField;
+    if (!schema.get(collection)?.fields.has(field)) throw new Error(`unindexField ${field}: ${collection} declares no such field`);
+    // json fields have no index (see `indexStatements`), hence IF EXISTS.
+    return [[`DROP INDEX IF EXISTS ${quote(`${collection}__${field}`)}`, []]];
   }
   const { collection, field, type } = step.addField;
   const existing = schema.get(collection);
