@@ -3,7 +3,7 @@ import { ContainerModule } from 'inversify';
 import { Database, type WriteOp } from '../packages/core/src/ports/database';
 import { startFakeVendor, type FakeVendorServer } from '../packages/core/src/testing/fake-vendors';
 import { startTestRunloom, type TestRunloom } from './support/harness';
-import { createRunnable, promptConfig, submit, uploadResource, useFakeVendor, waitForRun, type Json } from './support/runs';
+import { createRunnable, promptConfig, submit, useFakeVendor, waitForRun, type Json } from './support/runs';
 import { waitUntil } from './support/wait';
 
 /**
@@ -41,14 +41,14 @@ describe('durable writes of one run', function () {
     await openai?.close();
   });
 
-  /** The write batches of one run of `body` (async unless told) from submission to its job's end, as `collection/op` lists. */
-  async function batchesOf(body: Json, runnable?: Json, mode: 'async' | 'sync' = 'async'): Promise<string[][]> {
-    runnable ??= await createRunnable(t, promptConfig(openai));
+  /** The write batches of one async run of `body` from submission to its job's end, as `collection/op` lists. */
+  async function batchesOf(body: Json): Promise<string[][]> {
+    const runnable = await createRunnable(t, promptConfig(openai));
     openai.reply({ type: 'text', chunks: ['hi'] });
     writes.length = 0;
-    const response = await submit(t, runnable.id, body, { mode });
-    const answered = (await response.json()) as Json;
-    assert.equal(mode === 'sync' ? answered.status : (await waitForRun(t, answered.id as string)).status, 'succeeded');
+    const response = await submit(t, runnable.id, body);
+    const id = ((await response.json()) as Json).id as string;
+    assert.equal((await waitForRun(t, id)).status, 'succeeded');
     // The job's end may land a moment after the run reads as finished; the queue then holds nothing.
     await waitUntil(async () => (await store.count('jobs', { kind: 'run.execute' })) === 0, 'the run job to end');
     return writes.map((ops) => ops.map((op) => `${op.collection}/${op.op}`));
@@ -56,15 +56,5 @@ describe('durable writes of one run', function () {
 
   it('an async run without a callback, a slot free: accept (run as running, no job: the store is not shared), outcome', async () => {
     assert.deepEqual(await batchesOf({}), [['runs/insert'], ['runs/replace']]);
-  });
-
-  it('a sync run without a callback or resources, a slot free: its outcome alone (nobody knows the run before it ends)', async () => {
-    assert.deepEqual(await batchesOf({}, undefined, 'sync'), [['runs/insert']]);
-  });
-
-  it('a sync run embedding a resource: accept and outcome, so a stored active run holds the resource in use meanwhile', async () => {
-    const runnable = await createRunnable(t, promptConfig(openai, { messages: [{ role: 'user', content: 'Read {{note}}' }] }, { inputs: [{ name: 'note', mime_types: ['text/plain'] }] }));
-    const note = await uploadResource(t, 'a note', 'note.txt', 'text/plain');
-    assert.deepEqual(await batchesOf({ resources: [{ name: 'note', resource: note.id }] }, runnable, 'sync'), [['runs/insert'], ['runs/replace']]);
   });
 });

@@ -385,31 +385,6 @@ describe('runs over HTTP', function () {
       }
     });
 
-    it('answers 503 to a sync run still at the vendor when the server closes, stores it running and resumes it at the next start', async () => {
-      const clock = new ManualClock();
-      // No callback, no resources, a free slot: on this store a sync run is not stored before it ends.
-      const stopping = await startTestRunloom({ allowPrivateNetwork: true, clock });
-      try {
-        await useFakeVendor(stopping, openai);
-        openai.reply({ type: 'hang' });
-        const runnable = await createRunnable(stopping, promptConfig(openai));
-        const answer = submit(stopping, runnable.id, {}, { mode: 'sync' });
-        const request = await openai.waitForRequests(1);
-        await stopping.restart();
-        const refused = await answer;
-        assert.equal(refused.status, 503);
-        assert.equal(((await refused.json()) as Json).code, 'UNAVAILABLE');
-        await request.closed;
-        const listed = (await (await stopping.request(`/v1/runs?runnable_id=${runnable.id}`)).json()) as Json[];
-        assert.equal(listed.length, 1);
-        const run = await waitForRun(stopping, listed[0]!.id);
-        assert.equal(run.status, 'succeeded');
-        assert.equal(openai.requests.length, 2);
-      } finally {
-        await stopping.close();
-      }
-    });
-
     it('treats timeout_seconds below 1 as no timeout', async () => {
       const runnable = await createRunnable(t, promptConfig(openai));
       const run = (await (await submit(t, runnable.id, { timeout_seconds: 0 }, { mode: 'sync' })).json()) as Json;

@@ -1,7 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { RunloomConfig } from '../../config';
 import { Clock, type Timer } from '../../ports/clock';
-import { DomainError } from '../errors';
 import { finishOrAbort, STOP_GRACE_MS } from '../stop-within';
 import { Database, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
@@ -69,8 +68,7 @@ type FinalFields = Pick<RunRecord, 'status' | 'error'> & Partial<Pick<RunRecord,
  * On a store no other process opens (`Database.shared` false: sql.js, memory), a run without a
  * callback that finds a slot free at submission has no job at all: stored `running`, it is what
  * the repair finds after a crash, and only this process could run it. Its outcome is its last
- * write, so nothing is left for a job to retry. A sync one without embedded resources is not even
- * stored before its end (`startUnstored`): its outcome is its one write.
+ * write, so nothing is left for a job to retry.
  */
 @injectable()
 export class RunEngine implements Lifecycle {
@@ -80,8 +78,6 @@ export class RunEngine implements Lifecycle {
   private readonly executing = new Map<string, AbortController>();
   /** Runs `accept` stored as running with a slot taken, until their job's handler takes them. */
   private readonly startedAtAccept = new Map<string, RunRecord>();
-  /** Runs `startUnstored` executes that have no record in the store yet: their outcome is inserted. */
-  private readonly unstored = new Set<string>();
   /** Executions of runs started without a job (see `accept`) until they settle, with their controllers. */
   private readonly withoutJob = new Map<Promise<void>, AbortController>();
   /** What a run started without a job has for its job's signal: aborted when `stop` has waited long enough. */
@@ -164,30 +160,6 @@ export class RunEngine implements Lifecycle {
   }
 
   /**
-   * Executes a run whose submitter waits for its end (mode=sync) without storing it first, when it
-   * would be started without a job (see the class comment) and embeds no resource (a resource in
-   * use is one a stored active run lists): its outcome, written once it has landed, is its one
-   * write. Nobody but its submitter knows its id before then, and a crash before then leaves nothing
-   * of it, as of a request that never reached the server: its submitter was never answered. A stop
-   * that interrupts it stores it `running`, for the next start to resume. Answers the run as
-   * started and its outcome (rejected when the outcome could not be written, or the server stopped
-   * first); undefined when the run does not qualify, or no slot is free: then `accept` it.
-   */
-  startUnstored(run: RunRecord, checks: readonly WriteOp[]): { started: RunRecord; finished: Promise<RunRecord> } | undefined {
-    const qualifies = !this.database.shared && run.callback === null && run.resource_ids.length === 0 && checks.length === 0 && !this.stopped;
-    if (!qualifies || !this.slots.tryAcquire(run.account_id)) return undefined;
-    const started: RunRecord = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
-    this.unstored.add(run.id);
-    const finished = this.executeWithoutJob(started).then(
-      (final) => final ?? Promise.reject(new Error(`run ${run.id} changed under its execution`)),
-      (error: unknown) => {
-        throw this.stopped ? DomainError.unavailable('the server stopped before the run finished; it is resumed at the next start') : error;
-      },
-    );
-    return { started, finished };
-  }
-
-  /**
    * Stores the run, started, and executes it as soon as the write has applied, while it becomes
    * durable (as `enqueue` with `startBeforeDurable`: nobody hears of the run before this resolves).
    * Its slot is taken; the execution gives it back, or this when the write never applied.
@@ -198,8 +170,7 @@ export class RunEngine implements Lifecycle {
       await this.database.write([...checks, this.runs.insertOp(run)], {
         onApplied: () => {
           executing = true;
-          // Its submitter reads the outcome from the store or the run topic; executeWithoutJob logs a failure.
-          this.executeWithoutJob(run).catch(() => {});
+          this.executeWithoutJob(run);
         },
       });
     } finally {
@@ -207,47 +178,23 @@ export class RunEngine implements Lifecycle {
     }
   }
 
-  /**
-   * Executes a run started without a job; it stops with `stop`, and its outcome is an ordinary
-   * write. Answers `executeInSlot`'s outcome; rejects when the run did not finish.
-   */
-  private executeWithoutJob(run: RunRecord): Promise<RunRecord | undefined> {
+  /** Executes a run started without a job; it stops with `stop`, and its outcome is an ordinary write. */
+  private executeWithoutJob(run: RunRecord): void {
     // Aborted by `stop` directly: a listener per run on the one stopping signal would pile up.
     const controller = new AbortController();
     this.executing.set(run.id, controller);
     const context: ExecutionContext = { attempt: 1, signal: this.stopping.signal, complete: (ops) => this.database.write(ops) };
-    const outcome = this.executeInSlot(run, controller, context);
-    const execution = outcome
-      .then(
-        () => {},
-        async (error: unknown) => {
-          const stopped = stoppedByQueue(controller, context);
-          if (stopped && this.unstored.has(run.id)) {
-            await this.storeInterrupted(run);
-          } else if (!stopped) {
-            // The store failed: a stored run stays as stored and the repair gives it a job; an unstored one is lost with its request.
-            const fate = this.unstored.has(run.id) ? 'its request fails and nothing of it is stored' : 'the repair resumes it';
-            this.logger.error({ runId: run.id, error: messageOf(error) }, `a run started without a job did not finish; ${fate}`);
-          }
-        },
-      )
+    const execution = this.executeInSlot(run, controller, context)
+      .catch((error: unknown) => {
+        // Stopping, or the store failed: the run stays as stored and the repair gives it a job.
+        if (!stoppedByQueue(controller, context)) this.logger.error({ runId: run.id, error: messageOf(error) }, 'a run started without a job did not finish; the repair resumes it');
+      })
       .finally(() => {
         this.wake(this.slots.release(run.account_id));
-        this.unstored.delete(run.id);
         this.executing.delete(run.id);
         this.withoutJob.delete(execution);
       });
     this.withoutJob.set(execution, controller);
-    return outcome;
-  }
-
-  /** Stores an unstored run that a stop interrupted as it was started, so the next start's repair resumes it. */
-  private async storeInterrupted(run: RunRecord): Promise<void> {
-    try {
-      await this.database.write([this.runs.insertOp(run)]);
-    } catch (error) {
-      this.logger.error({ runId: run.id, error: messageOf(error) }, 'storing a run interrupted by the stop failed; it is lost');
-    }
   }
 
   /**
@@ -277,18 +224,13 @@ export class RunEngine implements Lifecycle {
     commit: (ops: readonly WriteOp[]) => Promise<void> = (ops) => this.database.write(ops),
   ): Promise<RunRecord | undefined> {
     const final: RunRecord = { ...run, ...fields, completed_at: this.clock.now().toISOString() };
-    // A run `startUnstored` executes is first stored finished; nobody else knows it, so nobody changed it.
-    const unstored = this.unstored.delete(run.id);
     try {
-      await commit([unstored ? this.runs.insertOp(final) : this.runs.replaceOp(final, { status: expected })]);
+      await commit([this.runs.replaceOp(final, { status: expected })]);
     } catch (error) {
-      if (unstored) this.unstored.add(run.id);
       if (error instanceof WriteConflictError && error.collection === RUNS_COLLECTION) return undefined;
       throw error;
     }
     this.metrics.increment('runloom_runs_finished_total', 'Runs that reached a final status', { status: final.status });
-    // Only its submitter, answered by `startUnstored`, waits on an unstored run.
-    if (unstored) return final;
     this.events.publish<RunView>(runTopic(final.id), toRunView(final)).catch((error: unknown) => {
       this.logger.warn({ runId: final.id, error: messageOf(error) }, 'publishing a finished run failed');
     });
@@ -380,8 +322,7 @@ export class RunEngine implements Lifecycle {
     return true;
   }
 
-  /** Executes the run to its outcome: the final record written, undefined when another writer changed the run first. */
-  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: ExecutionContext): Promise<RunRecord | undefined> {
+  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: ExecutionContext): Promise<void> {
     // Stored as running already: resumed after a restart, or started by `accept`.
     const storedRunning = queuedOrRunning.status === 'running';
     const run: RunRecord = storedRunning ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
@@ -411,11 +352,11 @@ export class RunEngine implements Lifecycle {
       }
       if (!(await marked)) {
         await this.settleLost(run);
-        return undefined;
+        return;
       }
       fields.usage = usage;
       fields.trace = telemetry?.finish(fields.status, fields.error) ?? null;
-      return await this.finishWith(run, fields, 'running', context);
+      await this.finishWith(run, fields, 'running', context);
     } finally {
       timer?.cancel();
     }
@@ -441,12 +382,11 @@ export class RunEngine implements Lifecycle {
    * Completes the run and schedules its callback; when another writer won, makes sure of theirs.
    * A run without a callback to schedule ends its job in the same write as its outcome.
    */
-  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus, context: ExecutionContext): Promise<RunRecord | undefined> {
+  private async finishWith(run: RunRecord, fields: FinalFields, expected: RunStatus, context: ExecutionContext): Promise<void> {
     const callbackDue = run.callback?.status === 'pending';
     const final = await this.complete(run, fields, expected, callbackDue ? undefined : (ops) => context.complete(ops));
     if (final) await this.callbacks.schedule(final);
     else await this.settleLost(run);
-    return final;
   }
 
   /** The run changed under this job (a cancel): if it has finished, its callback is due. */

@@ -108,13 +108,10 @@ export class RunService {
       sealed_callback_headers: withHeaders ? await this.secretBox.seal(JSON.stringify(request.callback_headers)) : null,
     };
 
-    const checks = check ? [check] : [];
-    const unstored = mode === 'sync' ? this.engine.startUnstored(run, checks) : undefined;
-    if (unstored) return { mode: 'sync', run: toRunView(await untilAborted(unstored.finished, signal, unstored.started)) };
     // Listening before the run exists, so its end cannot slip by.
     const finished = mode === 'sync' ? this.finishedView(run.id, signal) : undefined;
     try {
-      await this.engine.accept(run, checks);
+      await this.engine.accept(run, check ? [check] : []);
     } catch (error) {
       finished?.stop();
       throw error;
@@ -187,24 +184,4 @@ export class RunService {
     });
     return { view, stop };
   }
-}
-
-/**
- * What `finished` answers, or `current` once `signal` aborts first (the caller went away: its run
- * goes on; a later failure of it is the engine's to log).
- */
-function untilAborted(finished: Promise<RunRecord>, signal: AbortSignal | undefined, current: RunRecord): Promise<RunRecord> {
-  if (!signal) return finished;
-  if (signal.aborted) {
-    finished.catch(() => {});
-    return Promise.resolve(current);
-  }
-  return new Promise<RunRecord>((resolve, reject) => {
-    const onAbort = (): void => {
-      finished.catch(() => {});
-      resolve(current);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    finished.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
