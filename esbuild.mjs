@@ -56,7 +56,7 @@ const bundledApart = {
  * were parsed and initialised by every server at start (mime-db's table alone a tenth of the core's
  * start). Only packages nothing touches at start belong here (`npm run bench -- start` shows it).
  */
-const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy'];
+const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy', 'find-my-way', 'ipaddr.js'];
 const deferredFile = (name) => `deferred/${name.replace(/^@/, '').replace('/', '-')}`;
 const deferredEntries = Object.fromEntries(deferredPackages.map((name) => [deferredFile(name), `deferred-entry:${name}`]));
 const deferred = {

@@ -1,20 +1,24 @@
 import ipaddr from 'ipaddr.js';
+import { lazy } from '../../domain/lazy';
 
 /**
  * Cloud metadata and host-agent endpoints. Most fall in ranges refused anyway (link-local, CGNAT,
  * unique-local); they are named so a refusal says what they are, and the ones in public space
- * (Azure's wire server, Oracle's 192.0.0.192) are refused at all.
+ * (Azure's wire server, Oracle's 192.0.0.192) are refused at all. Made on first use, so ipaddr.js
+ * (required on first use, see esbuild.mjs) loads with the first address checked, not at start.
  */
-const METADATA_ADDRESSES = normalizedSet([
-  '169.254.169.254', // AWS, GCP, Azure, OpenStack, DigitalOcean
-  '169.254.170.2', // AWS ECS task metadata
-  '169.254.169.123', // AWS time sync
-  '100.100.100.200', // Alibaba Cloud
-  '192.0.0.192', // Oracle Cloud
-  '168.63.129.16', // Azure wire server
-  'fd00:ec2::254', // AWS over IPv6
-  'fd00:ec2::23', // AWS DNS over IPv6
-]);
+const METADATA_ADDRESSES = lazy(() =>
+  normalizedSet([
+    '169.254.169.254', // AWS, GCP, Azure, OpenStack, DigitalOcean
+    '169.254.170.2', // AWS ECS task metadata
+    '169.254.169.123', // AWS time sync
+    '100.100.100.200', // Alibaba Cloud
+    '192.0.0.192', // Oracle Cloud
+    '168.63.129.16', // Azure wire server
+    'fd00:ec2::254', // AWS over IPv6
+    'fd00:ec2::23', // AWS DNS over IPv6
+  ]),
+);
 
 function normalizedSet(addresses: string[]): Set<string> {
   return new Set(addresses.map((address) => ipaddr.parse(address).toNormalizedString()));
@@ -34,7 +38,7 @@ export function nonPublicRange(address: string): string | undefined {
   const parsed = ipaddr.parse(literal);
   if (parsed.kind() === 'ipv4') return ipv4Range(parsed as ipaddr.IPv4);
   const ipv6 = parsed as ipaddr.IPv6;
-  if (METADATA_ADDRESSES.has(ipv6.toNormalizedString())) return 'metadata';
+  if (METADATA_ADDRESSES().has(ipv6.toNormalizedString())) return 'metadata';
   const range = ipv6.range();
   if (IPV4_EMBEDDING_RANGES.has(range)) return ipv4Range(embeddedIpv4(ipv6));
   if (range === '6to4') return ipv4Range(new ipaddr.IPv4(bytesOf(ipv6.parts[1]!, ipv6.parts[2]!)));
@@ -44,7 +48,7 @@ export function nonPublicRange(address: string): string | undefined {
 }
 
 function ipv4Range(address: ipaddr.IPv4): string | undefined {
-  if (METADATA_ADDRESSES.has(address.toNormalizedString())) return 'metadata';
+  if (METADATA_ADDRESSES().has(address.toNormalizedString())) return 'metadata';
   const range = address.range();
   return range === 'unicast' ? undefined : range;
 }
