@@ -108,6 +108,28 @@ const zodWithoutLocales = {
 };
 
 /**
+ * sql.js keeps each database file in Emscripten's MEMFS: one Uint8Array, which a write past its end
+ * replaces by one 1.125 times as large (past 1 MiB), copying the whole file. A growing store thus
+ * copied every byte it wrote about eight times: two thirds of a commit's cost (a create's 10-13 us,
+ * 2-4 us when doubling, stores of 80-490 MB), and each copy stalled the thread for up to 0.2 s once
+ * the store was large. The bundles double it instead: each byte is copied about once, and the part
+ * not written yet is never touched, so it costs address space, not memory. The build fails when
+ * sql.js no longer has the expression (a new version): look again at its MEMFS write then.
+ */
+const SQL_JS_GROWTH = 'm*(m<1048576?2:1.125)>>>0';
+const sqlJsFileGrowth = {
+  name: 'sql-js-file-growth',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]sql\.js[\\/]dist[\\/]sql-wasm\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const at = source.indexOf(SQL_JS_GROWTH);
+      if (at < 0 || source.indexOf(SQL_JS_GROWTH, at + 1) >= 0) throw new Error(`${args.path}: MEMFS's growth (${SQL_JS_GROWTH}) is not there exactly once`);
+      return { contents: source.replace(SQL_JS_GROWTH, 'm*2>>>0'), loader: 'js' };
+    });
+  },
+};
+
+/**
  * Escapes what is left past ASCII in the output: only comments esbuild keeps (its code is ASCII
  * already). One character past Latin-1 in a comment (—, →, …) makes V8 hold the whole bundle's
  * source as a two-byte string, twice its size in every process: 5 MB for the core's 2.6 MB.
@@ -274,7 +296,7 @@ for (const { wasm, external = [], plugins = [], after, ...options } of bundles) 
     ...options,
     external: [...external, 'pg-native'],
     metafile: true,
-    plugins: [...plugins, bundledApart, zodWithoutLocales, ...(forNode ? [deferred, asciiOutput] : [])],
+    plugins: [...plugins, bundledApart, zodWithoutLocales, sqlJsFileGrowth, ...(forNode ? [deferred, asciiOutput] : [])],
   };
   mkdirSync(options.outdir, { recursive: true });
   if (wasm) copyFileSync(sqlWasm, path.join(options.outdir, 'sql-wasm.wasm'));
