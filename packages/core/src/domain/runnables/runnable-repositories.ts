@@ -28,6 +28,12 @@ export const runnablesMigrations: Migration[] = [
       { unindexField: { collection: RUNNABLE_VERSIONS_COLLECTION, field: 'version' } },
     ],
   },
+  {
+    // A list by type is a list of one account's runnables (account_id is indexed): with this index
+    // SQLite chose it instead, reading every account's runnables of that type.
+    id: 'runnables/003-unindex-type',
+    steps: [{ unindexField: { collection: RUNNABLES_COLLECTION, field: 'config_content_type' } }],
+  },
 ];
 
 /** Account-scoped runnables; another account's runnable reads as missing. */
