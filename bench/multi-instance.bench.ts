@@ -30,7 +30,8 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
  * process start.
  * Durable creates/s on PostgreSQL beside the embedded store are bench/writes.bench.ts's figures.
  * `BENCH_MULTI_RUNS` (default 3000) per round, `BENCH_MULTI_ROUNDS` (default 3); `BENCH_PROFILE_DIR`
- * profiles the servers (`node --cpu-prof`, a folder per configuration).
+ * profiles the servers (`node --cpu-prof`, a folder per configuration, with the measured spans in
+ * its `measure-windows.txt`: a profile cut to one leaves the start and the warm-up out).
  */
 
 const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
@@ -65,6 +66,7 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
   const shared = fs.mkdtempSync(path.join(workDir, 'shared-'));
   const secretKey = randomBytes(32).toString('base64');
   const servers: ChildServer[] = [];
+  const profileSubfolder = `${instances}-instances-${submittedTo}-submitted-to`;
   try {
     for (let index = 0; index < instances; index += 1) {
       const dataDir = path.join(shared, `instance-${index}`);
@@ -72,7 +74,7 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
       servers.push(
         await startChildServer(
           [
-            ...cpuProfileFlags(`${instances}-instances-${submittedTo}-submitted-to`),
+            ...cpuProfileFlags(profileSubfolder),
             ...serveArgs(dataDir, [...sharedInstanceFlags(scratch.url, shared, secretKey), '--rate-limit', '0', '--allow-private-network', ...bootstrapFlag(CLIENT)]),
           ],
           shared,
@@ -115,8 +117,10 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
       const cpuBefore = cpu();
       const transactionsBefore = await transactions();
       const ownBefore = ownTransactions;
+      const measureStart = process.hrtime.bigint();
       const runsPerSecond = await runsCompletedPerSecond(RUNS);
       const serverCpuMsPerRun = (cpu() - cpuBefore) / RUNS;
+      noteMeasureWindow(profileSubfolder, measureStart, process.hrtime.bigint());
       // The statistics reach pg_stat_database when each backend reports them (at most every 1 s, PostgreSQL 15).
       await new Promise((resolve) => setTimeout(resolve, 1500));
       // Less this bench's own reads (a transaction each).
@@ -130,6 +134,18 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
     await scratch.drop();
     fs.rmSync(shared, { recursive: true, force: true });
   }
+}
+
+/**
+ * With BENCH_PROFILE_DIR, appends the measure's span to `measure-windows.txt` in the profiles' folder:
+ * `<start> <end>` in µs of the monotonic clock a `.cpuprofile`'s `startTime` and sample times are
+ * on, so a profile can be cut to the measured runs (start and warm-up left out).
+ */
+function noteMeasureWindow(subfolder: string, start: bigint, end: bigint): void {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return;
+  fs.mkdirSync(path.join(dir, subfolder), { recursive: true });
+  fs.appendFileSync(path.join(dir, subfolder, 'measure-windows.txt'), `${start / 1000n} ${end / 1000n}\n`);
 }
 
 export async function run(): Promise<BenchResult[]> {
