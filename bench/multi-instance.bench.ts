@@ -19,7 +19,9 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
  * little: the goal is on CPU per run (two ≤ 1.2× one). A third configuration, two instances with
  * every run sent to the first, sets the cost of coordinating (the second's polls, liveness looks,
  * event notices) apart from what each process loses by batching half the load (fewer writes per
- * group commit and per socket write). ROUNDS rounds, the configurations alternating; medians.
+ * group commit and per socket write). A fourth, one instance sent runs by 8 clients (the load each
+ * of two instances gets), sets that batching loss apart from what two busy servers cost each other
+ * on 2 cores. ROUNDS rounds, the configurations alternating; medians.
  *
  * Every instance that is sent runs is warmed up first with WARMUP_RUNS_PER_INSTANCE of its own, so
  * the figures are those of warm processes. A fresh process spends about 2.5 s of CPU over its first
@@ -38,6 +40,7 @@ const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_MULTI_ROUNDS ?? 3);
 /** Runs each instance that is sent runs completes before the measure (see above). */
 const WARMUP_RUNS_PER_INSTANCE = 3000;
+/** Clients submitting at once, unless a configuration says otherwise. */
 const CONCURRENCY = 16;
 
 interface Figures {
@@ -47,26 +50,27 @@ interface Figures {
   transactionsPerRun: number;
 }
 
-/** `instances` servers on a fresh database; runs submitted to them in turn. */
-/** How many servers share the database, and how many of them the runs are submitted to. */
+/** How many servers share the database, how many of them the runs are submitted to (in turn), and by how many clients at once. */
 interface Setup {
   instances: number;
   submittedTo: number;
+  clients: number;
   label: string;
 }
 
 const SETUPS = {
-  one: { instances: 1, submittedTo: 1, label: '1 instance' },
-  two: { instances: 2, submittedTo: 2, label: '2 instances' },
-  twoOneBusy: { instances: 2, submittedTo: 1, label: '2 instances, runs sent to one' },
+  one: { instances: 1, submittedTo: 1, clients: CONCURRENCY, label: '1 instance' },
+  two: { instances: 2, submittedTo: 2, clients: CONCURRENCY, label: '2 instances' },
+  twoOneBusy: { instances: 2, submittedTo: 1, clients: CONCURRENCY, label: '2 instances, runs sent to one' },
+  oneHalfLoad: { instances: 1, submittedTo: 1, clients: CONCURRENCY / 2, label: `1 instance, ${CONCURRENCY / 2} clients` },
 } satisfies Record<string, Setup>;
 
-async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vendorUrl: string, workDir: string): Promise<Figures> {
+async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Client, vendorUrl: string, workDir: string): Promise<Figures> {
   const scratch = await createScratchDatabase(admin, BENCH_DATABASE_URL, 'runloom_multibench');
   const shared = fs.mkdtempSync(path.join(workDir, 'shared-'));
   const secretKey = randomBytes(32).toString('base64');
   const servers: ChildServer[] = [];
-  const profileSubfolder = `${instances}-instances-${submittedTo}-submitted-to`;
+  const profileSubfolder = `${instances}-instances-${submittedTo}-submitted-to-${clients}-clients`;
   try {
     for (let index = 0; index < instances; index += 1) {
       const dataDir = path.join(shared, `instance-${index}`);
@@ -100,7 +104,7 @@ async function measure({ instances, submittedTo }: Setup, admin: pg.Client, vend
       const started = performance.now();
       let next = 0;
       await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
+        Array.from({ length: clients }, async () => {
           while (next < runs) await apis[next++ % submittedTo]!.call('POST', `/v1/runnable/${runnable.id}/runs`, {}, [202]);
         }),
       );
@@ -167,7 +171,7 @@ export async function run(): Promise<BenchResult[]> {
       }
     }
     const medianOf = (setup: Setup, figure: keyof Figures) => median(figures.get(setup)!.map((entry) => entry[figure]));
-    const { one, two, twoOneBusy } = SETUPS;
+    const { one, two, twoOneBusy, oneHalfLoad } = SETUPS;
     return [
       benchResult({
         name: 'multi-instance: completed async runs/s on PostgreSQL, two instances / one (2 cores shared with the database)',
@@ -190,6 +194,15 @@ export async function run(): Promise<BenchResult[]> {
         value: medianOf(twoOneBusy, 'serverCpuMsPerRun'),
         baseline: medianOf(one, 'serverCpuMsPerRun'),
         goal: { of: 'ratio', atMost: 1.2 },
+        unit: 'ms',
+      }),
+      // What a process loses by batching half the load (as each of two instances gets it), apart
+      // from what two busy servers cost each other on this machine's cores.
+      benchResult({
+        name: `multi-instance: server CPU per completed run, one instance with ${oneHalfLoad.clients} clients / with ${one.clients}`,
+        value: medianOf(oneHalfLoad, 'serverCpuMsPerRun'),
+        baseline: medianOf(one, 'serverCpuMsPerRun'),
+        goal: null,
         unit: 'ms',
       }),
     ];
