@@ -19,4 +19,19 @@ describe('SqlEngine', () => {
       texts.map((text) => ['text', text]),
     );
   });
+
+  it('exports an image of what is committed and written this turn, and goes on with the same connection', async () => {
+    engine.run('CREATE TABLE t ("n" INTEGER)');
+    const insert = 'INSERT INTO t ("n") VALUES (?)';
+    engine.write(() => engine.run(insert, [1]), true);
+    const image = engine.export();
+    engine.write(() => engine.run(insert, [2]), true);
+    assert.deepEqual(engine.all('SELECT "n" FROM t ORDER BY "n"'), [[1], [2]]);
+    const copy = await SqlEngine.open(locateSqlWasm(), image);
+    try {
+      assert.deepEqual(copy.all('SELECT "n" FROM t'), [[1]]);
+    } finally {
+      copy.close();
+    }
+  });
 });
