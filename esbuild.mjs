@@ -114,17 +114,37 @@ const zodWithoutLocales = {
  * 2-4 us when doubling, stores of 80-490 MB), and each copy stalled the thread for up to 0.2 s once
  * the store was large. The bundles double it instead: each byte is copied about once, and the part
  * not written yet is never touched, so it costs address space, not memory. The build fails when
- * sql.js no longer has the expression (a new version): look again at its MEMFS write then.
+ * sql.js no longer has the expression (a new version): look again at its MEMFS write then. It fails
+ * too when a bundle holds sql.js but no script of it was patched (sql.js's `exports` naming another
+ * file) or requires sql.js at run time (external): either would ship the growth unpatched, unseen.
  */
 const SQL_JS_GROWTH = 'm*(m<1048576?2:1.125)>>>0';
+const SQL_JS_PATH = /[\\/]node_modules[\\/]sql\.js[\\/]/;
 const sqlJsFileGrowth = {
   name: 'sql-js-file-growth',
   setup(build) {
-    build.onLoad({ filter: /[\\/]sql\.js[\\/]dist[\\/]sql-wasm\.js$/ }, (args) => {
+    let patched = 0;
+    build.onStart(() => {
+      patched = 0;
+    });
+    build.onLoad({ filter: /[\\/]node_modules[\\/]sql\.js[\\/].*\.[cm]?js$/ }, (args) => {
       const source = readFileSync(args.path, 'utf8');
       const at = source.indexOf(SQL_JS_GROWTH);
-      if (at < 0 || source.indexOf(SQL_JS_GROWTH, at + 1) >= 0) throw new Error(`${args.path}: MEMFS's growth (${SQL_JS_GROWTH}) is not there exactly once`);
+      // A script of sql.js without MEMFS (a wrapper, say): the check at the end sees whether one had it.
+      if (at < 0) return undefined;
+      if (source.indexOf(SQL_JS_GROWTH, at + 1) >= 0) throw new Error(`${args.path}: MEMFS's growth (${SQL_JS_GROWTH}) is there more than once`);
+      patched += 1;
       return { contents: source.replace(SQL_JS_GROWTH, 'm*2>>>0'), loader: 'js' };
+    });
+    build.onEnd((result) => {
+      const inputs = Object.entries(result.metafile?.inputs ?? {});
+      const errors = [];
+      if (patched === 0 && inputs.some(([file]) => SQL_JS_PATH.test(path.resolve(file)))) {
+        errors.push({ text: `sql.js is bundled but no script of it has MEMFS's growth (${SQL_JS_GROWTH}) to patch: look again at its MEMFS write` });
+      }
+      const external = inputs.flatMap(([, input]) => input.imports).find((imported) => imported.external && /^sql\.js(\/|$)/.test(imported.path));
+      if (external) errors.push({ text: `${external.path} is required at run time, where MEMFS's growth is not patched: bundle it` });
+      return { errors };
     });
   },
 };
