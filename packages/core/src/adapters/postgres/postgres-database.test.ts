@@ -63,6 +63,26 @@ describe('PostgresDatabase', function () {
     assert.deepEqual(await instances[3]!.find('items', { where: { color: 'red' } }), [{ id: 'i1', color: 'red' }]);
   });
 
+  it('drops the index of an unindexField step and keeps the column; a field it does not declare fails the migration', async () => {
+    const database = await open();
+    await database.migrate([itemsMigration]);
+    await database.write([{ op: 'insert', collection: 'items', doc: { id: 'i1', status: 'open', rank: 1 } }]);
+    await database.migrate([itemsMigration, { id: 'pg/002-unindex-rank', steps: [{ unindexField: { collection: 'items', field: 'rank' } }] }]);
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      const indexes = await client.query(`SELECT "indexname" FROM "pg_indexes" WHERE "schemaname" = $1 AND "tablename" = 'items' ORDER BY 1`, [schema.schema]);
+      assert.deepEqual(
+        indexes.rows.map((row: { indexname: string }) => row.indexname),
+        ['items__status', 'items_pkey'],
+      );
+    } finally {
+      await client.end();
+    }
+    assert.deepEqual(await database.find('items', { where: { rank: 1 } }), [{ id: 'i1', status: 'open', rank: 1 }]);
+    await assert.rejects(database.migrate([{ id: 'pg/003-unindex-nothing', steps: [{ unindexField: { collection: 'items', field: 'nothing' } }] }]), /declares no such field/);
+  });
+
   it('sees collections another instance created after it migrated', async () => {
     const first = await open();
     const second = await open();
