@@ -117,7 +117,13 @@ function jsonClient(baseUrl: string, authorization: string): (method: string, ta
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           if ((response.statusCode ?? 0) >= 300) reject(new Error(`${method} ${target} answered ${response.statusCode}: ${text}`));
-          else resolve(JSON.parse(text));
+          else {
+            try {
+              resolve(JSON.parse(text));
+            } catch {
+              reject(new Error(`${method} ${target} answered ${response.statusCode} with a body that is not JSON: ${text}`));
+            }
+          }
         });
       });
       request.on('error', reject);
