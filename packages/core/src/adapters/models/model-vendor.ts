@@ -1,10 +1,9 @@
 import type { LanguageModel } from 'ai';
-import { LRUCache } from 'lru-cache';
 import type { HttpClient } from '../../ports/http-client';
 import type { ProviderName } from '../../ports/provider-names';
 import { ModelCallError, type ModelCredentials } from '../../ports/model-gateway';
 import type { CallOptions, StreamDecoder, VendorAnswer } from './vendor-stream';
-import { lazy } from '../../domain/lazy';
+import { lazyLruCache } from '../../domain/lazy';
 
 /** The `fetch` every vendor request goes through: the `HttpClient` port's, under the egress policy. */
 export type VendorFetch = typeof globalThis.fetch;
@@ -101,8 +100,8 @@ export function baseUrlCredential(
   return normalized;
 }
 
-/** `baseUrlCredential`'s answers by default path and `base_url`: an account's calls read the same one again and again (a URL parsed and written each time). Made on first use: lru-cache allocates every one of its `max` slots when it is made. */
-const normalizedBaseUrls = lazy(() => new LRUCache<string, string>({ max: 1000 }));
+/** `baseUrlCredential`'s answers by default path and `base_url`: an account's calls read the same one again and again (a URL parsed and written each time). */
+const normalizedBaseUrls = lazyLruCache<string, string>({ max: 1000 });
 
 function normalizedBaseUrl(provider: ProviderName, baseUrl: string, defaultPath: string): string {
   let url: URL;

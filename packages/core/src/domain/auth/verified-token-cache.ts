@@ -1,6 +1,6 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import type { Principal } from './principal';
-import { lazy } from '../lazy';
+import { lazyLruCache } from '../lazy';
 
 interface Entry {
   principal: Principal;
@@ -12,7 +12,6 @@ interface Entry {
  * (least recently used entries go first) and never answers for a token at or past its `exp`.
  */
 export class VerifiedTokenCache {
-  /** Made on first use: lru-cache allocates every one of its `max` slots when it is made. */
   private readonly entries: () => LRUCache<string, Entry>;
   /**
    * The token answered last, held beside the LRU: a client sends the same token request after
@@ -23,7 +22,7 @@ export class VerifiedTokenCache {
 
   constructor(maxEntries: number) {
     // Expiry is checked against the injected clock below, not lru-cache's own TTL timer.
-    this.entries = lazy(() => new LRUCache({ max: maxEntries }));
+    this.entries = lazyLruCache({ max: maxEntries });
   }
 
   get(token: string, nowMs: number): Principal | undefined {

@@ -1,5 +1,4 @@
 import { inject, injectable } from 'inversify';
-import { LRUCache } from 'lru-cache';
 import type { ZodError } from 'zod';
 import { DomainError, validationError } from '../errors';
 import { Clock } from '../../ports/clock';
@@ -21,7 +20,7 @@ import {
   patchCommandSchema,
 } from './command-schemas';
 import { type ScoredCommand, searchCommands, suggestCommands } from './command-search';
-import { lazy } from '../lazy';
+import { lazyLruCache } from '../lazy';
 
 export const COMMAND_INDEX = 'command_index';
 
@@ -71,8 +70,7 @@ export class CommandService {
    * The folder listing each workspace's index was last brought in line with; a workspace dropped
    * from here only costs one comparison with its index records on its next request.
    */
-  // Made on first use: lru-cache allocates every one of its `max` slots when it is made.
-  private readonly seenListings = lazy(() => new LRUCache<string, string>({ max: 10_000 }));
+  private readonly seenListings = lazyLruCache<string, string>({ max: 10_000 });
 
   constructor(
     @inject(Database) private readonly database: Database,

@@ -1,5 +1,4 @@
 import { inject, injectable } from 'inversify';
-import { LRUCache } from 'lru-cache';
 import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
 import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
@@ -9,7 +8,7 @@ import { KeptRecords } from '../storage/kept-records';
 import { type AccountRecord, Repository } from '../storage/repository';
 import { maskCredentials, parseCredentials, refuseMisplacedCredentials, type ProviderCredentials } from './provider-credentials';
 import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
-import { lazy } from '../lazy';
+import { lazyLruCache } from '../lazy';
 
 const COLLECTION = 'llm_providers';
 
@@ -90,9 +89,9 @@ export class ProviderService {
   private readonly keptConfigs: KeptRecords<ProviderConfigRecord>;
   /**
    * By configuration id: the sealed text last opened and what it opened to; least recently used dropped
-   * first. Made on first use: lru-cache allocates every one of its `max` slots when it is made.
+   * first.
    */
-  private readonly opened = lazy(() => new LRUCache<string, { sealed: string; credentials: Record<string, string> }>({ max: CONFIGURATIONS_KEPT }));
+  private readonly opened = lazyLruCache<string, { sealed: string; credentials: Record<string, string> }>({ max: CONFIGURATIONS_KEPT });
 
   constructor(
     @inject(Database) database: Database,

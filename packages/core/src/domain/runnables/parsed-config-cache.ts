@@ -1,6 +1,5 @@
-import { LRUCache } from 'lru-cache';
 import type { ParsedRunnableConfig } from './config-schema';
-import { lazy } from '../lazy';
+import { lazyLruCache } from '../lazy';
 
 /** Configurations remembered; with texts of at most MAX_TEXT_LENGTH this holds a few MB at worst. */
 const MAX_ENTRIES = 256;
@@ -14,8 +13,7 @@ const MAX_TEXT_LENGTH = 16 * 1024;
  * so each caller gets its own copy, free to change, from a JSON.parse.
  */
 export class ParsedConfigCache {
-  // Made on first use: lru-cache allocates every one of its `max` slots when it is made.
-  private readonly results = lazy(() => new LRUCache<string, string>({ max: MAX_ENTRIES }));
+  private readonly results = lazyLruCache<string, string>({ max: MAX_ENTRIES });
 
   /** The result remembered under `key`, else `parse()`'s, remembered when `text` is short enough. */
   getOrParse(key: string, text: string, parse: () => ParsedRunnableConfig): ParsedRunnableConfig {

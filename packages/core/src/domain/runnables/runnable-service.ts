@@ -1,5 +1,4 @@
 import { inject, injectable } from 'inversify';
-import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { refuseTooDeep } from '../input/json-depth';
 import { DomainError, type ErrorDetail } from '../errors';
@@ -28,7 +27,7 @@ import {
   updateRunnableInput,
   type UpdateRunnableInput,
 } from './runnable-schemas';
-import { lazy } from '../lazy';
+import { lazyLruCache } from '../lazy';
 
 /** Concurrent updates of one runnable retry on the fresh record this many times before a 409. */
 const UPDATE_ATTEMPTS = 5;
@@ -64,18 +63,15 @@ export class RunnableService {
   /**
    * The JSON of runnables recently read, by id and revision: every write of a runnable increments
    * its revision, so an entry never goes stale, and lists answer the same records again and again.
-   * Made on first use, as `keptRunnables`: lru-cache allocates every one of its `max` slots when it is made.
    */
-  private readonly jsonTexts = lazy(() => new LRUCache<string, string>({ max: JSON_CACHE_ENTRIES }));
+  private readonly jsonTexts = lazyLruCache<string, string>({ max: JSON_CACHE_ENTRIES });
   /** The JSON of lists recently answered, by account and query, while no runnable was written since. */
   private readonly listTexts = new VersionedTexts();
   /**
    * Runnables recently read by `getForWrite`, by account and id, with the collection version they
    * were read at (undefined on a store without versions) and their revision.
    */
-  private readonly keptRunnables = lazy(
-    () => new LRUCache<string, { version: number | undefined; revision: number; runnable: Readonly<Runnable> }>({ max: JSON_CACHE_ENTRIES }),
-  );
+  private readonly keptRunnables = lazyLruCache<string, { version: number | undefined; revision: number; runnable: Readonly<Runnable> }>({ max: JSON_CACHE_ENTRIES });
 
   constructor(
     @inject(Database) private readonly database: Database,

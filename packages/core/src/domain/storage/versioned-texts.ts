@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache';
-import { lazy } from '../lazy';
+import type { LRUCache } from 'lru-cache';
+import { lazyLruCache } from '../lazy';
 
 /** Characters kept at most by one `VersionedTexts` (texts past it are computed each time). */
 const KEPT_CHARS = 8 * 1024 * 1024;
@@ -12,11 +12,10 @@ const KEPT_CHARS = 8 * 1024 * 1024;
  * nothing is kept. Least recently used texts go first past `maxEntries` or 8 M characters.
  */
 export class VersionedTexts {
-  /** Made on first use: lru-cache allocates every one of its `max` slots when it is made. */
   private readonly kept: () => LRUCache<string, { version: number; text: string }>;
 
   constructor(maxEntries?: number) {
-    this.kept = lazy(() => new LRUCache({ max: maxEntries, maxSize: KEPT_CHARS, sizeCalculation: (entry, key) => entry.text.length + key.length }));
+    this.kept = lazyLruCache({ max: maxEntries, maxSize: KEPT_CHARS, sizeCalculation: (entry, key) => entry.text.length + key.length });
   }
 
   /**
