@@ -250,11 +250,13 @@ function castToTextParameters(sql: string): number[] {
  * bytes already (`CollectionSchema.rowValues`); strings come from logs written before they did.
  */
 function bindable(params: StatementParam[], textAsBytes: readonly number[]): StatementParam[] {
-  if (textAsBytes.length === 0) return params;
-  const bound: StatementParam[] = [...params];
+  // Copied only when a string is there to encode: a write's own parameters are bound as they are.
+  let bound = params;
   for (const index of textAsBytes) {
     const value = params[index];
-    if (typeof value === 'string') bound[index] = utf8.encode(value);
+    if (typeof value !== 'string') continue;
+    if (bound === params) bound = [...params];
+    bound[index] = utf8.encode(value);
   }
   return bound;
 }
