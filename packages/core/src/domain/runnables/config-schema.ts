@@ -8,6 +8,7 @@ import { type ResolvedModel, resolveModel } from './llm-providers';
 import { isMimePattern } from './mime-patterns';
 import { TEMPLATE_REFERENCE } from './template-syntax';
 import { lazy } from '../lazy';
+import { lazySchema } from '../lazy-schema';
 
 /**
  * The configuration of a runnable (`config_content_parsed`, docs/api.md#configurations): the zod schemas
@@ -267,7 +268,7 @@ export type LlmConfig = z.infer<PartSchemas['llmSchema']>;
 export type InputConfig = z.infer<PartSchemas['inputSchema']>;
 
 /** Any variant: for documentation (OpenAPI, editor schemas); parsing dispatches on `type`. Made on first use. */
-export const runnableConfigSchema = z.lazy(() => configSchemas().runnableConfigSchema);
+export const runnableConfigSchema = lazySchema(() => configSchemas().runnableConfigSchema);
 
 export interface ConfigDiagnostic {
   /** Dot path into the configuration (`llms.0.model`); '' for the whole text. */
