@@ -13,6 +13,7 @@ import {
   EXECUTION_STATUSES,
   listCommandsQuery,
   patchCommandSchema,
+  scoredCommandSchema,
   searchQuery,
   suggestionsQuery,
   triggerSchema,
@@ -44,9 +45,6 @@ const executionParams = lazySchema(() =>
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 const commandList = data(z.array(commandSchema));
 const changed = (schema: z.ZodType) => z.object({ message: z.string(), data: schema });
-const scoredCommand = lazySchema(() =>
-  commandSchema.extend({ score: z.number().describe('relevance; higher is better') }),
-);
 
 /** The command routes of a workspace (docs/api.md#commands). */
 export function commandRoutes({ commands, executions, clock, sse }: CommandRoutesDeps): RouteDefinition[] {
@@ -99,7 +97,7 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       params: workspaceParams,
       query: searchQuery,
       responses: {
-        200: { description: 'a page of results and how many there are', schema: data(z.object({ results: z.array(scoredCommand), total: z.int() })) },
+        200: { description: 'a page of results and how many there are', schema: data(z.object({ results: z.array(scoredCommandSchema), total: z.int() })) },
         404: noWorkspace,
       },
       handle: async ({ principal, params, query }) => ({

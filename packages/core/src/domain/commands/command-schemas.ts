@@ -3,6 +3,7 @@ import { pageQueryFields, decimalQueryInteger } from '../input/page-query';
 import { TEMPLATE_REFERENCE } from '../runnables/template-syntax';
 import { threadIdSchema } from '../threads/thread-schemas';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /**
@@ -48,7 +49,7 @@ const declaredArgSchema = lazySchema(() =>
 export type DeclaredArg = z.output<typeof declaredArgSchema>;
 
 /** The definition fields every command has, whatever its type. */
-const definitionFields = {
+const definitionFields = lazy(() => ({
   name: z.string().min(1, 'name must not be empty').max(200).optional().describe('defaults to the trigger'),
   description: z.string().max(2000).default(''),
   type: z.enum(COMMAND_TYPES, { error: `type must be one of ${COMMAND_TYPES.join(', ')}` }),
@@ -67,7 +68,7 @@ const definitionFields = {
   model: modelChoiceSchema.optional().describe('type prompt: the model, unless the execute request names one'),
   timeout_seconds: z.int().min(1).max(MAX_TIMEOUT_SECONDS).optional().describe(`type shell: stopped after this long (default ${DEFAULT_TIMEOUT_SECONDS})`),
   max_output_bytes: z.int().min(1).max(MAX_OUTPUT_BYTES).optional().describe(`type shell: output kept (default ${DEFAULT_MAX_OUTPUT_BYTES}); the rest is dropped`),
-};
+}));
 
 /** The field each type needs. */
 const TYPE_FIELD = { prompt: 'template', runnable: 'runnable_id', process: 'process_id', shell: 'argv' } as const satisfies Record<CommandType, string>;
@@ -76,7 +77,7 @@ const TYPE_FIELDS = Object.values(TYPE_FIELD);
 /** What a command file holds and the service stores: the definition, without usage. */
 export const commandDefinitionSchema = lazySchema(() =>
   z
-    .object({ trigger: triggerSchema, ...definitionFields })
+    .object({ trigger: triggerSchema, ...definitionFields() })
     .superRefine((command, context) => {
       const field = TYPE_FIELD[command.type];
       if (command[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: `a ${command.type} command needs ${field}` });
@@ -113,7 +114,7 @@ export type CommandDefinition = z.output<typeof commandDefinitionSchema>;
 
 /** `POST …/commands`: the definition (the router checks the shape, the service the rules). */
 export const createCommandSchema = lazySchema(() =>
-  z.object({ trigger: triggerSchema, ...definitionFields }).meta({
+  z.object({ trigger: triggerSchema, ...definitionFields() }).meta({
     id: 'CreateCommand',
     examples: [
       { trigger: 'summarize', type: 'prompt', template: 'Summarize: {{text}}', args: [{ name: 'text', required: true }] },
@@ -124,84 +125,98 @@ export const createCommandSchema = lazySchema(() =>
 export type CreateCommandInput = z.input<typeof createCommandSchema>;
 
 /** `PATCH …/command/{trigger}`: any definition field but the trigger; null removes an optional one. */
-export const patchCommandSchema = lazySchema(() =>
-  z
+export const patchCommandSchema = lazySchema(() => {
+  const fields = definitionFields();
+  return z
     .object({
-      name: definitionFields.name.unwrap(),
+      name: fields.name.unwrap(),
       description: z.string().max(2000),
-      type: definitionFields.type,
+      type: fields.type,
       category: categorySchema,
-      template: definitionFields.template.unwrap().nullable(),
-      runnable_id: definitionFields.runnable_id.unwrap().nullable(),
-      process_id: definitionFields.process_id.unwrap().nullable(),
-      argv: definitionFields.argv.unwrap().nullable(),
+      template: fields.template.unwrap().nullable(),
+      runnable_id: fields.runnable_id.unwrap().nullable(),
+      process_id: fields.process_id.unwrap().nullable(),
+      argv: fields.argv.unwrap().nullable(),
       args: z.array(declaredArgSchema).max(32, 'at most 32 args'),
       model: modelChoiceSchema.nullable(),
-      timeout_seconds: definitionFields.timeout_seconds.unwrap().nullable(),
-      max_output_bytes: definitionFields.max_output_bytes.unwrap().nullable(),
+      timeout_seconds: fields.timeout_seconds.unwrap().nullable(),
+      max_output_bytes: fields.max_output_bytes.unwrap().nullable(),
     })
     .partial()
-    .meta({ id: 'PatchCommand' }),
-);
+    .meta({ id: 'PatchCommand' });
+});
 export type PatchCommandInput = z.input<typeof patchCommandSchema>;
 
-export const commandSchema = z
-  .object({
-    trigger: z.string(),
-    name: z.string(),
-    description: z.string(),
-    type: z.enum(COMMAND_TYPES),
-    category: z.string(),
-    template: z.string().optional(),
-    runnable_id: z.string().optional(),
-    process_id: z.string().optional(),
-    argv: z.array(z.string()).optional(),
-    args: z.array(z.object({ name: z.string(), description: z.string(), required: z.boolean(), default: z.string().optional() })),
-    model: modelChoiceSchema.optional(),
-    timeout_seconds: z.int().optional(),
-    max_output_bytes: z.int().optional(),
-    usage_count: z.int(),
-    last_used_at: z.string().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: 'Command' });
+/** The fields of a command as answered, shared by the command and the search result scoring it. */
+const commandFields = lazy(() => ({
+  trigger: z.string(),
+  name: z.string(),
+  description: z.string(),
+  type: z.enum(COMMAND_TYPES),
+  category: z.string(),
+  template: z.string().optional(),
+  runnable_id: z.string().optional(),
+  process_id: z.string().optional(),
+  argv: z.array(z.string()).optional(),
+  args: z.array(z.object({ name: z.string(), description: z.string(), required: z.boolean(), default: z.string().optional() })),
+  model: modelChoiceSchema.optional(),
+  timeout_seconds: z.int().optional(),
+  max_output_bytes: z.int().optional(),
+  usage_count: z.int(),
+  last_used_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+}));
+
+export const commandSchema = lazySchema(() => z.object(commandFields()).meta({ id: 'Command' }));
 export type Command = z.output<typeof commandSchema>;
+
+/** A search result: the command and how well it matched. */
+export const scoredCommandSchema = lazySchema(() => z.object({ ...commandFields(), score: z.number().describe('relevance; higher is better') }));
 
 export const listCommandsQuery = lazySchema(() =>
   z.object({
     type: z.enum(COMMAND_TYPES, { error: `type must be one of ${COMMAND_TYPES.join(', ')}` }).optional(),
     search: z.string().max(200).optional().describe('keeps commands whose trigger, name or description contains it (any case)'),
-    ...pageQueryFields,
+    ...pageQueryFields(),
   }),
 );
 
-export const textQuery = z.object({
-  query: z.string().min(1, 'query must not be empty').max(200, 'query must be at most 200 characters').meta({ examples: ['deploy'] }),
-});
+const textQuery = lazy(() =>
+  z.object({
+    query: z.string().min(1, 'query must not be empty').max(200, 'query must be at most 200 characters').meta({ examples: ['deploy'] }),
+  }),
+);
 export const suggestionsQuery = lazySchema(() =>
   z.object({
     query: z.string().max(200, 'query must be at most 200 characters').default('').describe('what was typed so far; empty: the most used commands'),
     limit: decimalQueryInteger('limit', { min: 1, max: 100 }).default(10),
   }),
 );
-export const searchQuery = lazySchema(() => textQuery.extend(pageQueryFields));
+export const searchQuery = lazySchema(() => textQuery().extend(pageQueryFields()));
 export const usageQuery = lazySchema(() =>
   z.object({ limit: decimalQueryInteger('limit', { min: 1, max: 500 }).default(10) }),
 );
 
-export const executeCommandSchema = z
-  .object({
-    args: z.array(z.string().max(100_000, 'an arg is at most 100000 characters'), { error: 'args must be an array of strings' }).max(32).default([]),
-    threadId: threadIdSchema.optional().describe('with toolCallId: the thread the result is appended to'),
-    toolCallId: z.string().min(1).max(200).optional().describe('the tool call of the thread this execution answers'),
-    model: modelChoiceSchema.optional().describe('type prompt: the model to use, over the command’s and the workspace’s'),
-  })
-  .refine((body) => (body.threadId === undefined) === (body.toolCallId === undefined), {
-    message: 'give threadId and toolCallId together, or neither',
-    path: ['toolCallId'],
-  })
-  .meta({ id: 'ExecuteCommand', examples: [{ args: ['hello'] }] });
+/** The args of an execution: the execute request's, and a process task's of type command. */
+export const executeArgsSchema = lazy(() =>
+  z.array(z.string().max(100_000, 'an arg is at most 100000 characters'), { error: 'args must be an array of strings' }).max(32).default([]),
+);
+
+export const executeCommandSchema = lazySchema(() =>
+  z
+    .object({
+      args: executeArgsSchema(),
+      threadId: threadIdSchema.optional().describe('with toolCallId: the thread the result is appended to'),
+      toolCallId: z.string().min(1).max(200).optional().describe('the tool call of the thread this execution answers'),
+      model: modelChoiceSchema.optional().describe('type prompt: the model to use, over the command’s and the workspace’s'),
+    })
+    .refine((body) => (body.threadId === undefined) === (body.toolCallId === undefined), {
+      message: 'give threadId and toolCallId together, or neither',
+      path: ['toolCallId'],
+    })
+    .meta({ id: 'ExecuteCommand', examples: [{ args: ['hello'] }] }),
+);
 export type ExecuteCommandInput = z.input<typeof executeCommandSchema>;
 
 const failureSchema = lazySchema(() => z.object({ code: z.string(), message: z.string() }));

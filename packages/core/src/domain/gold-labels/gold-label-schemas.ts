@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /** A gold label as answered (docs/api.md#gold-labels): exactly one of `text_value` and `object_value` is non-null. */
@@ -18,13 +19,15 @@ export interface GoldLabel {
 }
 
 
-const outputResourceName = z
-  .string()
-  .trim()
-  .min(1, 'output_resource_name must not be empty')
-  .max(255, 'output_resource_name must be at most 255 characters');
+const outputResourceName = lazy(() =>
+  z
+    .string()
+    .trim()
+    .min(1, 'output_resource_name must not be empty')
+    .max(255, 'output_resource_name must be at most 255 characters'),
+);
 
-const textValue = z.string();
+const textValue = lazy(() => z.string());
 
 const objectValue = lazySchema(() =>
   z
@@ -35,8 +38,8 @@ const objectValue = lazySchema(() =>
 /** `POST /v1/run/{run_id}/gold-labels`. Which of the values is set is checked by the service. */
 export const createGoldLabelBody = lazySchema(() =>
   z.object({
-    output_resource_name: outputResourceName,
-    text_value: textValue.nullish(),
+    output_resource_name: outputResourceName(),
+    text_value: textValue().nullish(),
     object_value: objectValue.nullish(),
     object_value_is_partial: z.boolean().optional(),
   }).meta({ id: 'GoldLabelCreate' }),
@@ -46,8 +49,8 @@ export type CreateGoldLabelInput = z.infer<typeof createGoldLabelBody>;
 /** `PATCH …/gold-label/{id}`: given fields change; `null` clears a value (to switch text ⇄ object). */
 export const updateGoldLabelBody = lazySchema(() =>
   z.object({
-    output_resource_name: outputResourceName.optional(),
-    text_value: textValue.nullish(),
+    output_resource_name: outputResourceName().optional(),
+    text_value: textValue().nullish(),
     object_value: objectValue.nullish(),
     object_value_is_partial: z.boolean().optional(),
   }).meta({ id: 'GoldLabelUpdate' }),

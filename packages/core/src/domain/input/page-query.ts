@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /**
@@ -17,19 +18,19 @@ export function decimalQueryInteger(name: string, bounds: { min: number; max?: n
 
 /**
  * A list's `limit` (default 50, at most 500) and `offset`, as query fields to spread into a
- * route's query schema (docs/api.md, "Lists"). The runnable list is the exception (unbounded
- * unless `limit`).
+ * route's query schema (docs/api.md, "Lists"), made on first use as the schemas spreading them
+ * are. The runnable list is the exception (unbounded unless `limit`).
  */
-export const pageQueryFields = {
+export const pageQueryFields = lazy(() => ({
   limit: decimalQueryInteger('limit', { min: 1, max: 500 }).default(50),
   offset: decimalQueryInteger('offset', { min: 0 }).default(0),
-};
+}));
 
 /** The same page as numbers, for services that library callers (not the router) call with a page. */
-export const pageFields = {
+export const pageFields = lazy(() => ({
   limit: z.number().int('limit must be an integer').min(1, 'limit must be at least 1').max(500, 'limit must be at most 500').default(50),
   offset: z.number().int('offset must be an integer').min(0, 'offset must be at least 0').default(0),
-};
+}));
 
 /** A query of nothing but `limit` and `offset`. */
-export const pageQuery = lazySchema(() => z.object(pageQueryFields));
+export const pageQuery = lazySchema(() => z.object(pageQueryFields()));

@@ -90,7 +90,7 @@ export const processRunParams = z.object({ workspaceId: z.string().max(200), run
 export const processTaskParams = lazySchema(() =>
   processRunParams.extend({ phaseId: z.string().max(100), taskId: z.string().max(100) }),
 );
-export const processRunsQuery = lazySchema(() => z.object(pageQueryFields));
+export const processRunsQuery = lazySchema(() => z.object(pageQueryFields()));
 
 export const processRunAnswer = lazySchema(() => z.object({ data: processRunSchema }));
 export const processRunAction = lazySchema(() => z.object({ message: z.string(), data: processRunSchema }));

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { DomainError, type ErrorDetail, validationError } from '../errors';
-import { executeCommandSchema } from '../commands/command-schemas';
-import { runRequestSchema } from '../runs/run-schemas';
+import { executeArgsSchema } from '../commands/command-schemas';
+import { runResourcesSchema } from '../runs/run-schemas';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /** Ids of phases and tasks: they appear in URLs (`tasks/{phaseId}/{taskId}/retry`), so URL-safe. */
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
-const idSchema = z.string().regex(ID_PATTERN, 'must be 1-100 letters, digits, _, . or -, starting with a letter or digit');
-const nameSchema = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const idSchema = lazy(() => z.string().regex(ID_PATTERN, 'must be 1-100 letters, digits, _, . or -, starting with a letter or digit'));
+const nameSchema = lazy(() => z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'));
 
 export const TASK_TYPES = ['prompt', 'command', 'runnable', 'approval', 'wait'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -40,26 +41,26 @@ export const retryPolicySchema = lazySchema(() =>
 );
 export type RetryPolicy = z.output<typeof retryPolicySchema>;
 
-const inputSchemas = {
+const inputSchemas = lazy(() => ({
   prompt: z.object({ prompt: z.string().min(1, 'prompt must not be empty').max(100_000) }),
-  command: z.object({ trigger: z.string().min(1).max(200), args: executeCommandSchema.shape.args }),
-  runnable: z.object({ runnable_id: z.string().min(1).max(200), resources: runRequestSchema.shape.resources }),
+  command: z.object({ trigger: z.string().min(1).max(200), args: executeArgsSchema() }),
+  runnable: z.object({ runnable_id: z.string().min(1).max(200), resources: runResourcesSchema() }),
   wait: z.object({ seconds: seconds('seconds') }),
   approval: z.object({
     message: z.string().max(10_000).default(''),
     timeout_seconds: seconds('timeout_seconds').optional(),
     timeout_outcome: z.enum(['reject', 'approve']).default('reject'),
   }),
-} satisfies Record<TaskType, z.ZodType>;
+}) satisfies Record<TaskType, z.ZodType>);
 
-export type TaskInputs = { [T in TaskType]: z.output<(typeof inputSchemas)[T]> };
+export type TaskInputs = { [T in TaskType]: z.output<ReturnType<typeof inputSchemas>[T]> };
 
 const taskSchema = lazySchema(() =>
   z.object({
-    id: idSchema,
-    name: nameSchema,
+    id: idSchema(),
+    name: nameSchema(),
     type: z.enum(TASK_TYPES, `must be one of ${TASK_TYPES.join(', ')}`),
-    needs: z.array(idSchema).max(200).default([]),
+    needs: z.array(idSchema()).max(200).default([]),
     retry: retryPolicySchema.optional(),
     timeout_seconds: seconds('timeout_seconds').optional(),
     input: z.record(z.string(), z.unknown()).optional(),
@@ -71,9 +72,9 @@ const taskSchema = lazySchema(() =>
 export const processSpecSchema = lazySchema(() =>
   z
     .object({
-      name: nameSchema,
+      name: nameSchema(),
       phases: z
-        .array(z.object({ id: idSchema, name: nameSchema, tasks: z.array(taskSchema).min(1, 'a phase needs at least one task').max(200) }))
+        .array(z.object({ id: idSchema(), name: nameSchema(), tasks: z.array(taskSchema).min(1, 'a phase needs at least one task').max(200) }))
         .min(1, 'a process needs at least one phase')
         .max(100),
     })
@@ -144,7 +145,7 @@ export function parseProcessSpec(raw: unknown): ProcessSpec {
         if (!taskIds.has(need)) problems.push({ path: `${at}.tasks.${t}.needs.${n}`, message: `task '${task.id}' needs '${need}', which is not a task of phase '${phase.id}'` });
         if (need === task.id) problems.push({ path: `${at}.tasks.${t}.needs.${n}`, message: `task '${task.id}' needs itself` });
       }
-      const input = inputSchemas[task.type].safeParse(task.input ?? {});
+      const input = inputSchemas()[task.type].safeParse(task.input ?? {});
       if (!input.success) {
         for (const issue of input.error.issues) {
           problems.push({ path: [`${at}.tasks.${t}.input`, ...issue.path.map(String)].join('.'), message: `${task.type} task: ${issue.message}` });

@@ -4,6 +4,7 @@ import { route, type RouteDefinition } from '../../http/route';
 import { CREDENTIALS_DESCRIPTION } from './provider-credentials';
 import { PROVIDER_NAMES } from '../../ports/provider-names';
 import type { ProviderService } from './provider-service';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 const providerParams = lazySchema(() =>
@@ -17,28 +18,32 @@ const providerParams = lazySchema(() =>
 export const MAX_PROVIDER_CONCURRENCY = 100_000;
 export const MAX_REQUESTS_PER_MINUTE = 10_000_000;
 
-const maxConcurrency = z
-  .number()
-  .int('max_concurrency must be a whole number')
-  .min(1, 'max_concurrency must be at least 1')
-  .max(MAX_PROVIDER_CONCURRENCY, `max_concurrency must be at most ${MAX_PROVIDER_CONCURRENCY}`)
-  .nullable()
-  .describe('calls of this account’s runs at this vendor at once; null or absent: no limit of its own');
-const requestsPerMinute = z
-  .number()
-  .int('requests_per_minute must be a whole number')
-  .min(1, 'requests_per_minute must be at least 1')
-  .max(MAX_REQUESTS_PER_MINUTE, `requests_per_minute must be at most ${MAX_REQUESTS_PER_MINUTE}`)
-  .nullable()
-  .describe('calls of this account’s runs started per minute (bursts of a minute’s worth); null or absent: no limit of its own');
+const maxConcurrency = lazy(() =>
+  z
+    .number()
+    .int('max_concurrency must be a whole number')
+    .min(1, 'max_concurrency must be at least 1')
+    .max(MAX_PROVIDER_CONCURRENCY, `max_concurrency must be at most ${MAX_PROVIDER_CONCURRENCY}`)
+    .nullable()
+    .describe('calls of this account’s runs at this vendor at once; null or absent: no limit of its own'),
+);
+const requestsPerMinute = lazy(() =>
+  z
+    .number()
+    .int('requests_per_minute must be a whole number')
+    .min(1, 'requests_per_minute must be at least 1')
+    .max(MAX_REQUESTS_PER_MINUTE, `requests_per_minute must be at most ${MAX_REQUESTS_PER_MINUTE}`)
+    .nullable()
+    .describe('calls of this account’s runs started per minute (bursts of a minute’s worth); null or absent: no limit of its own'),
+);
 
 const providerConfig = lazySchema(() =>
   z.object({
     provider: z.enum(PROVIDER_NAMES),
     enabled: z.boolean(),
     credentials: z.record(z.string(), z.string()).describe('secret values masked: only their last 4 characters show'),
-    max_concurrency: maxConcurrency,
-    requests_per_minute: requestsPerMinute,
+    max_concurrency: maxConcurrency(),
+    requests_per_minute: requestsPerMinute(),
     created_at: z.string(),
     updated_at: z.string(),
   }).meta({ id: 'Provider' }),
@@ -50,8 +55,8 @@ const putBody = lazySchema(() =>
     enabled: z.boolean(),
     credentials: z.record(z.string(), z.unknown()).default({}).describe(CREDENTIALS_DESCRIPTION),
     // Runs waiting for these limits (or for a vendor's 429 back-off) hold no slot: ARCHITECTURE.md, "Run scheduling".
-    max_concurrency: maxConcurrency.optional(),
-    requests_per_minute: requestsPerMinute.optional(),
+    max_concurrency: maxConcurrency().optional(),
+    requests_per_minute: requestsPerMinute().optional(),
   }).meta({ id: 'ProviderUpdate' }),
 );
 

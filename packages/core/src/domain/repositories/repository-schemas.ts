@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { safePathSchema } from '../paths/safe-path';
 import { REPOSITORY_PROVIDERS } from './repository-hosts';
 import { MAX_REMOTE_URL_LENGTH } from './repository-remote';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /** The HTTP shapes of repository connections (docs/api.md#repositories). */
@@ -29,27 +30,31 @@ export const gitAuthorSchema = lazySchema(() =>
  * A branch name git accepts (git-check-ref-format, the usual subset): letters, digits and `._/-`,
  * no `..`, `//`, leading `-`, `.` or `/`, trailing `/`, `.` or `.lock`.
  */
-const branchName = z
-  .string()
-  .min(1, 'branch must not be empty')
-  .max(255, 'branch must be at most 255 characters')
-  .regex(/^[A-Za-z0-9._/-]+$/, 'branch must be a git branch name such as main or feature/x (letters, digits, ".", "_", "/", "-")')
-  .refine(
-    (name) => !/^[-./]|\.\.|\/\/|\/\.|[./]$|\.lock$/.test(name),
-    'branch must be a git branch name: no "..", "//" or "/.", and no leading "-", "." or "/" nor trailing ".", "/" or ".lock"',
-  );
+const branchName = lazy(() =>
+  z
+    .string()
+    .min(1, 'branch must not be empty')
+    .max(255, 'branch must be at most 255 characters')
+    .regex(/^[A-Za-z0-9._/-]+$/, 'branch must be a git branch name such as main or feature/x (letters, digits, ".", "_", "/", "-")')
+    .refine(
+      (name) => !/^[-./]|\.\.|\/\/|\/\.|[./]$|\.lock$/.test(name),
+      'branch must be a git branch name: no "..", "//" or "/.", and no leading "-", "." or "/" nor trailing ".", "/" or ".lock"',
+    ),
+);
 
 // git's ssh, git and file transports are refused here by name; the service parses the URL again (repository-remote.ts).
-const remoteUrl = z
-  .url({ protocol: /^https?$/, error: 'url must be an http(s) URL of a git repository, e.g. https://github.com/owner/repo.git (ssh, git and file URLs are not supported)' })
-  .max(MAX_REMOTE_URL_LENGTH, `url must be at most ${MAX_REMOTE_URL_LENGTH} characters`)
-  .describe('http(s) URL of the repository; credentials written in it (https://user:token@host/…) are taken out and sealed like token');
+const remoteUrl = lazy(() =>
+  z
+    .url({ protocol: /^https?$/, error: 'url must be an http(s) URL of a git repository, e.g. https://github.com/owner/repo.git (ssh, git and file URLs are not supported)' })
+    .max(MAX_REMOTE_URL_LENGTH, `url must be at most ${MAX_REMOTE_URL_LENGTH} characters`)
+    .describe('http(s) URL of the repository; credentials written in it (https://user:token@host/…) are taken out and sealed like token'),
+);
 
 export const connectRepositoryBody = lazySchema(() =>
   z
     .object({
-      url: remoteUrl,
-      branch: branchName.nullish().describe('the branch to pull and push; absent or null: the remote’s default branch, recorded by the clone'),
+      url: remoteUrl(),
+      branch: branchName().nullish().describe('the branch to pull and push; absent or null: the remote’s default branch, recorded by the clone'),
       token: z
         .string()
         .min(1, 'token must not be empty')
@@ -95,30 +100,30 @@ const gitChangeSchema = lazySchema(() =>
     .meta({ id: 'GitChange' }),
 );
 
-const headFields = {
+const headFields = lazy(() => ({
   branch: z.string().nullable().describe('the checked-out branch; null when a tag or a commit is'),
   commit: z.string().nullable().describe('the checked-out commit (40 hex digits); null before the first commit'),
-};
+}));
 
 export const repositoryStatusSchema = lazySchema(() =>
   z
-    .object({ ...headFields, changes: z.array(gitChangeSchema).describe('working tree changes, sorted by path; ignored files and .runloom/ left out') })
+    .object({ ...headFields(), changes: z.array(gitChangeSchema).describe('working tree changes, sorted by path; ignored files and .runloom/ left out') })
     .meta({ id: 'RepositoryStatus' }),
 );
 
-export const gitHeadSchema = lazySchema(() => z.object(headFields).meta({ id: 'GitHead' }));
+export const gitHeadSchema = lazySchema(() => z.object(headFields()).meta({ id: 'GitHead' }));
 
 export const pullResultSchema = lazySchema(() =>
   z
-    .object({ ...headFields, outcome: z.enum(['up_to_date', 'fast_forward', 'merged']) })
+    .object({ ...headFields(), outcome: z.enum(['up_to_date', 'fast_forward', 'merged']) })
     .meta({ id: 'RepositoryPull' }),
 );
 
 export const commitResultSchema = lazySchema(() =>
-  z.object({ ...headFields, changes: z.array(gitChangeSchema).describe('what the commit recorded') }).meta({ id: 'RepositoryCommitResult' }),
+  z.object({ ...headFields(), changes: z.array(gitChangeSchema).describe('what the commit recorded') }).meta({ id: 'RepositoryCommitResult' }),
 );
 
-const connectionFields = {
+const connectionFields = lazy(() => ({
   workspace_id: z.string(),
   provider: z.enum(REPOSITORY_PROVIDERS),
   url: z.string().describe('without credentials'),
@@ -131,13 +136,13 @@ const connectionFields = {
   cloned_at: z.string().nullable(),
   pulled_at: z.string().nullable(),
   pushed_at: z.string().nullable(),
-};
+}));
 
-export const repositoryConnectionSchema = lazySchema(() => z.object(connectionFields).meta({ id: 'RepositoryConnection' }));
+export const repositoryConnectionSchema = lazySchema(() => z.object(connectionFields()).meta({ id: 'RepositoryConnection' }));
 
 export const repositoryStateSchema = lazySchema(() =>
   z
-    .object({ ...connectionFields, status: repositoryStatusSchema.nullable().describe('the working copy; null before the clone') })
+    .object({ ...connectionFields(), status: repositoryStatusSchema.nullable().describe('the working copy; null before the clone') })
     .meta({ id: 'Repository' }),
 );
 

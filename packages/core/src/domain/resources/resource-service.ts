@@ -51,7 +51,7 @@ export class ResourceService {
   /** Stores `content` and makes it a resource of `accountId`. */
   async upload(accountId: string, input: NewResource, content: ReadableStream<Uint8Array>): Promise<Resource> {
     // Bad fields are refused before a byte is read.
-    newResourceSchema.parse(input);
+    newResourceSchema().parse(input);
     return this.create(accountId, input, await this.receive(content));
   }
 
@@ -75,7 +75,7 @@ export class ResourceService {
   /** Makes received content a resource; the content is owned by the resource, or discarded on failure. */
   async create(accountId: string, input: NewResource, content: ReceivedContent): Promise<Resource> {
     try {
-      const fields = newResourceSchema.parse(input);
+      const fields = newResourceSchema().parse(input);
       for (let attempt = 1; ; attempt += 1) {
         const shared = (await this.database.get(RESOURCE_BLOBS_COLLECTION, content.sha256)) as BlobReference | undefined;
         const now = this.clock.now().toISOString();

@@ -68,7 +68,7 @@ export class ResourceUploads {
         }
         if (part.name !== 'file') throw DomainError.invalid(`send the content in a form part named file (got a file part named ${part.name})`);
         if (file) throw DomainError.invalid('send exactly one file part');
-        newResourceSchema.partial().parse(toNewResource(merge(defaults, fields)));
+        newResourceSchema().partial().parse(toNewResource(merge(defaults, fields)));
         file = { content: await this.resources.receive(part.content), filename: part.filename, mimeType: part.mimeType };
       }
       if (!file) throw DomainError.invalid('the form has no file part; send the content in a part named file');

@@ -8,22 +8,27 @@ import type { ByteRange } from '../../ports/blob-store';
 import { listQuerySchema, resourceIdParams, resourcePatchSchema, resourceSchema } from './resource-schemas';
 import type { ResourceService } from './resource-service';
 import { ResourceUploads, uploadFieldsFromQuery } from './resource-uploads';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
-const uploadQuery = z.object({
-  name: z.string().optional().describe('required for a raw upload; in a form, defaults to the file part’s filename'),
-  directory_path: z.string().optional(),
-  tags: z.union([z.string(), z.array(z.string())]).optional().describe('repeated, or one JSON array'),
-  metadata: z.string().optional().describe('a JSON object, as text'),
-  original_uri: z.string().optional(),
-  external_id: z.string().optional(),
-  external_storage_type: z.string().optional().describe('s3, gcs or azure_blob'),
-  created_by: z.string().optional(),
-});
+/** An upload's fields as query parameters: a plain object, which the form extends. */
+const uploadQueryObject = lazy(() =>
+  z.object({
+    name: z.string().optional().describe('required for a raw upload; in a form, defaults to the file part’s filename'),
+    directory_path: z.string().optional(),
+    tags: z.union([z.string(), z.array(z.string())]).optional().describe('repeated, or one JSON array'),
+    metadata: z.string().optional().describe('a JSON object, as text'),
+    original_uri: z.string().optional(),
+    external_id: z.string().optional(),
+    external_storage_type: z.string().optional().describe('s3, gcs or azure_blob'),
+    created_by: z.string().optional(),
+  }),
+);
+const uploadQuery = lazySchema(uploadQueryObject);
 
 /** The multipart form of an upload: the `file` part and the query's fields as text fields. */
 const uploadForm = lazySchema(() =>
-  uploadQuery
+  uploadQueryObject()
     .extend({ file: z.string().meta({ format: 'binary', description: 'the content; its Content-Type becomes mime_type' }) })
     .meta({ id: 'ResourceUploadForm' }),
 );

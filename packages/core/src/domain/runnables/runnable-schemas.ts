@@ -2,36 +2,41 @@ import { z } from 'zod';
 import { decimalQueryInteger } from '../input/page-query';
 import { tagsQuery } from '../input/tags-query';
 import { RUNNABLE_TYPES, runnableConfigSchema } from './config-schema';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /** Request and response shapes of the runnables API; the router validates with them and OpenAPI shows them. */
 
-const tag = z
-  .string()
-  .min(1, 'a tag must not be empty')
-  .max(128)
-  .refine((value) => !value.includes(','), 'a tag cannot contain a comma (list filters take comma-separated tags)');
+const tag = lazy(() =>
+  z
+    .string()
+    .min(1, 'a tag must not be empty')
+    .max(128)
+    .refine((value) => !value.includes(','), 'a tag cannot contain a comma (list filters take comma-separated tags)'),
+);
 
-const name = z
-  .string()
-  .max(1024)
-  .refine((value) => value.trim().length > 0, 'name must not be blank');
+const name = lazy(() =>
+  z
+    .string()
+    .max(1024)
+    .refine((value) => value.trim().length > 0, 'name must not be blank'),
+);
 
-const configFields = {
+const configFields = lazy(() => ({
   config_content: z.string().optional().describe('the configuration as YAML or JSON text'),
   config_content_parsed: z
     .record(z.string(), z.unknown())
     .optional()
     .describe('the configuration as an object; used when config_content is absent, and written as YAML'),
-};
+}));
 
 export const createRunnableInput = lazySchema(() =>
   z
     .object({
-      name,
+      name: name(),
       description: z.string().max(100_000).nullish(),
-      tags: z.array(tag).max(100).optional(),
-      ...configFields,
+      tags: z.array(tag()).max(100).optional(),
+      ...configFields(),
     })
     .refine((input) => input.config_content !== undefined || input.config_content_parsed !== undefined, {
       message: 'give config_content (YAML or JSON text) or config_content_parsed (an object)',
@@ -53,10 +58,10 @@ export type CreateRunnableInput = z.input<typeof createRunnableInput>;
 /** Every field optional; `description: null` removes the description. */
 export const updateRunnableInput = lazySchema(() =>
   z.object({
-    name: name.optional(),
+    name: name().optional(),
     description: z.string().max(100_000).nullish(),
-    tags: z.array(tag).max(100).optional(),
-    ...configFields,
+    tags: z.array(tag()).max(100).optional(),
+    ...configFields(),
   }).meta({ id: 'RunnableUpdate' }),
 );
 export type UpdateRunnableInput = z.input<typeof updateRunnableInput>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageFields, pageQueryFields } from '../input/page-query';
 import { CALLBACK_STATUSES, RUN_STATUSES, TELEMETRY_STRATEGIES } from './run-record';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /** Request and response shapes of the runs API; the router validates with them and OpenAPI shows them. */
@@ -19,28 +20,35 @@ const embeddedResource = lazySchema(() =>
   }),
 );
 
-export const runRequestSchema = z.object({
-  resources: z.array(embeddedResource).max(100, 'at most 100 resources per run').default([]),
-  timeout_seconds: z.int('timeout_seconds must be an integer or null').nullable().default(null).describe('null or below 1: no timeout'),
-  telemetry_strategy: z.enum(TELEMETRY_STRATEGIES).default('default'),
-  callback_url: z.string().max(2048, 'callback_url must be at most 2048 characters').nullable().default(null),
-  callback_headers: z
-    .record(
-      z.string().regex(HEADER_NAME, 'a header name holds only letters, digits and !#$%&\'*+.^_`|~-'),
-      z.string().max(8192).refine((value) => !/[\r\n\0]/.test(value), 'a header value must not contain line breaks'),
-      {
-        // Only the record's own type error gets this message; a bad header name keeps its rule.
-        error: (issue) =>
-          issue.code === 'invalid_type'
-            ? 'callback_headers must be an object of strings'
-            : issue.code === 'invalid_key'
-              ? issue.issues?.[0]?.message
-              : undefined,
-      },
-    )
-    .default({})
-    .describe('sent with the callback; never echoed back'),
-}).meta({ id: 'RunRequest' });
+/** The resources of a run: the run request's, and a process task's of type runnable. */
+export const runResourcesSchema = lazy(() => z.array(embeddedResource).max(100, 'at most 100 resources per run').default([]));
+
+export const runRequestSchema = lazySchema(() =>
+  z
+    .object({
+      resources: runResourcesSchema(),
+      timeout_seconds: z.int('timeout_seconds must be an integer or null').nullable().default(null).describe('null or below 1: no timeout'),
+      telemetry_strategy: z.enum(TELEMETRY_STRATEGIES).default('default'),
+      callback_url: z.string().max(2048, 'callback_url must be at most 2048 characters').nullable().default(null),
+      callback_headers: z
+        .record(
+          z.string().regex(HEADER_NAME, 'a header name holds only letters, digits and !#$%&\'*+.^_`|~-'),
+          z.string().max(8192).refine((value) => !/[\r\n\0]/.test(value), 'a header value must not contain line breaks'),
+          {
+            // Only the record's own type error gets this message; a bad header name keeps its rule.
+            error: (issue) =>
+              issue.code === 'invalid_type'
+                ? 'callback_headers must be an object of strings'
+                : issue.code === 'invalid_key'
+                  ? issue.issues?.[0]?.message
+                  : undefined,
+          },
+        )
+        .default({})
+        .describe('sent with the callback; never echoed back'),
+    })
+    .meta({ id: 'RunRequest' }),
+);
 export type RunRequest = z.input<typeof runRequestSchema>;
 export type ParsedRunRequest = z.output<typeof runRequestSchema>;
 
@@ -57,15 +65,17 @@ export const runIdParams = lazySchema(() => z.object({ id: z.string().describe('
 export const runnableRunsParams = lazySchema(() => z.object({ id: z.string().describe('runnable id') }));
 
 /** What `RunService.list` takes: the filter with the page as numbers. */
-export const listRunsFilter = z.object({
-  runnable_id: z.string().optional(),
-  status: z.enum(RUN_STATUSES, { error: `status must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
-  ...pageFields,
-});
-export type ListRunsQuery = z.input<typeof listRunsFilter>;
+export const listRunsFilter = lazy(() =>
+  z.object({
+    runnable_id: z.string().optional(),
+    status: z.enum(RUN_STATUSES, { error: `status must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
+    ...pageFields(),
+  }),
+);
+export type ListRunsQuery = z.input<ReturnType<typeof listRunsFilter>>;
 
 /** The same filter as query parameters. */
-export const listRunsQuery = lazySchema(() => listRunsFilter.extend(pageQueryFields));
+export const listRunsQuery = lazySchema(() => listRunsFilter().extend(pageQueryFields()));
 
 const runError = lazySchema(() => z.object({ code: z.string(), message: z.string() }));
 

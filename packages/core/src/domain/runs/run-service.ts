@@ -126,7 +126,7 @@ export class RunService {
 
   /** The account's runs, newest first, filtered by runnable and status. */
   async list(accountId: string, query: ListRunsQuery = {}): Promise<RunView[]> {
-    const parsed = listRunsFilter.safeParse(query);
+    const parsed = listRunsFilter().safeParse(query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
     const { runnable_id, status, limit, offset } = parsed.data;
     const records = await this.runs.find(accountId, {

@@ -4,7 +4,7 @@ import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import { pacedSseResponse, type SseSettings } from '../../http/sse';
 import type { Clock } from '../../ports/clock';
-import { pageQueryFields } from '../input/page-query';
+import { pageQuery } from '../input/page-query';
 import {
   patchThreadBody,
   patchThreadMetadataBody,
@@ -44,7 +44,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       tag: 'threads',
       summary: "List the workspace's threads from the metadata index, most recently updated first",
       params: workspaceParams,
-      query: z.object(pageQueryFields),
+      query: pageQuery,
       responses: { 200: { description: 'the threads', schema: z.object({ data: z.array(threadMetadataSchema) }) }, ...errors },
       handle: async ({ principal, params, query }) => ({ status: 200, body: { data: await threads.list(principal.accountId, params.workspaceId, query) } }),
     }),

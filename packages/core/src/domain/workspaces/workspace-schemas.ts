@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { LIFECYCLE_EVENTS } from './workspace-lifecycle';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /**
@@ -19,8 +20,8 @@ export function changeEnvelope<T extends z.ZodType>(data: T) {
   return z.object({ message: z.string().describe('what was done, for people'), data });
 }
 
-const workspaceName = z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters');
-const workspaceDescription = z.string().max(2000, 'description must be at most 2000 characters');
+const workspaceName = lazy(() => z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'));
+const workspaceDescription = lazy(() => z.string().max(2000, 'description must be at most 2000 characters'));
 const workspaceMetadata = lazySchema(() =>
   z
     .record(z.string(), z.unknown(), { error: 'metadata must be a JSON object' })
@@ -48,8 +49,8 @@ export const workspaceSchema = lazySchema(() =>
 export const createWorkspaceBody = lazySchema(() =>
   z
     .object({
-      name: workspaceName,
-      description: workspaceDescription.nullish(),
+      name: workspaceName(),
+      description: workspaceDescription().nullish(),
       template_id: z.uuid('template_id must be the id of one of your workspace templates').nullish(),
       metadata: workspaceMetadata.optional(),
     })
@@ -59,8 +60,8 @@ export const createWorkspaceBody = lazySchema(() =>
 export const updateWorkspaceBody = lazySchema(() =>
   z
     .object({
-      name: workspaceName.optional(),
-      description: workspaceDescription.nullish().describe('null clears it'),
+      name: workspaceName().optional(),
+      description: workspaceDescription().nullish().describe('null clears it'),
       metadata: workspaceMetadata.optional().describe('replaces the metadata whole'),
     })
     .meta({ id: 'WorkspaceUpdate', examples: [{ description: 'papers, summaries and drafts' }] }),

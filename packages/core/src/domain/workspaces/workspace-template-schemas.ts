@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { safePathSchema } from '../paths/safe-path';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /**
@@ -12,8 +13,8 @@ export const MAX_TEMPLATE_FILES = 1000;
 /** Most bytes of all a template's files together, decoded: templates are starting points, kept in the store. */
 export const MAX_TEMPLATE_BYTES = 5 * 1024 * 1024;
 
-const templateName = z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters');
-const templateDescription = z.string().max(2000, 'description must be at most 2000 characters');
+const templateName = lazy(() => z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'));
+const templateDescription = lazy(() => z.string().max(2000, 'description must be at most 2000 characters'));
 
 export const templateFileSchema = lazySchema(() =>
   z
@@ -50,8 +51,8 @@ export type TemplateSource = z.infer<typeof templateSourceSchema>;
 export const createTemplateBody = lazySchema(() =>
   z
     .object({
-      name: templateName,
-      description: templateDescription.nullish(),
+      name: templateName(),
+      description: templateDescription().nullish(),
       files: z.array(templateFileSchema).max(MAX_TEMPLATE_FILES, `a template holds at most ${MAX_TEMPLATE_FILES} files`).optional(),
       source: templateSourceSchema.optional(),
     })
@@ -68,24 +69,25 @@ export const createTemplateBody = lazySchema(() =>
 );
 export type CreateTemplateInput = z.input<typeof createTemplateBody>;
 
-export const workspaceTemplateSchema = z
-  .object({
-    id: z.uuid(),
-    account_id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    files: z.array(templateFileSchema).optional().describe('the files a new workspace gets (absent for a git source)'),
-    source: templateSourceSchema.optional().describe('the repository a new workspace clones (absent for files)'),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: 'WorkspaceTemplate' });
+/** The fields of a template as answered, shared by the template and its summary. */
+const templateFields = lazy(() => ({
+  id: z.uuid(),
+  account_id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  files: z.array(templateFileSchema).optional().describe('the files a new workspace gets (absent for a git source)'),
+  source: templateSourceSchema.optional().describe('the repository a new workspace clones (absent for files)'),
+  created_at: z.string(),
+  updated_at: z.string(),
+}));
+
+export const workspaceTemplateSchema = lazySchema(() => z.object(templateFields()).meta({ id: 'WorkspaceTemplate' }));
 export type WorkspaceTemplate = z.infer<typeof workspaceTemplateSchema>;
 
 /** A template in a list: its files by path and size, without their content. */
 export const workspaceTemplateSummarySchema = lazySchema(() =>
-  workspaceTemplateSchema
-    .extend({ files: z.array(z.object({ path: z.string(), size: z.int() })).optional().describe('path and size (bytes) of each file') })
+  z
+    .object({ ...templateFields(), files: z.array(z.object({ path: z.string(), size: z.int() })).optional().describe('path and size (bytes) of each file') })
     .meta({ id: 'WorkspaceTemplateSummary' }),
 );
 export type WorkspaceTemplateSummary = z.infer<typeof workspaceTemplateSummarySchema>;
