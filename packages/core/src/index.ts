@@ -6,6 +6,8 @@ export { RunloomOptionsError } from './runloom-options';
 export { ContainerModule } from 'inversify';
 // The zod the core is built with: the CLI's schemas use this copy, so a server parses one zod, not two.
 export { z } from 'zod';
+// Made on first use: the CLI's option schemas, most of which a start never parses a value with.
+export { lazySchema } from './domain/lazy-schema';
 export { DomainError, DomainErrorCodes, type DomainErrorCode, type DomainErrorExtras, type CredentialChallenge, type ErrorDetail } from './domain/errors';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLIENT_CREATE_USAGE, dataDirProblem, parseClientCreateOptions, parseServeOptions, SERVE_USAGE, UsageError } from './cli-options';
+import { dataDirProblem, parseClientCreateOptions, parseServeOptions, usage, UsageError } from './cli-options';
+
+const SERVE_USAGE = usage('serve');
+const CLIENT_CREATE_USAGE = usage('client create');
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 

@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultConfig, parseBootstrapClients, z, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
+import { defaultConfig, lazySchema, parseBootstrapClients, z, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
 import { blobStoreProblem, checkS3Endpoint, isS3Url, parseEgressAllow } from '@runloom/core/node';
 
 /**
@@ -43,14 +43,16 @@ interface FlagRow {
   env?: readonly string[];
   /** Its value is a credential: an error never repeats it. */
   secret?: boolean;
-  /** Checks and converts the raw text (a list of texts when repeatable). */
+  /** Checks and converts the raw text (a list of texts when repeatable); a `lazySchema`, made when a value is given, as most are not. */
   schema: z.ZodType;
   /** Where the value goes. */
   to: { option: keyof RunloomConfig } | { own: string };
 }
 
 // What the schemas say starts with the flag's name: `--port must be …`, `RUNLOOM_PORT must be …`.
-const text = z.string().trim().min(1, 'must not be empty');
+function text() {
+  return z.string().trim().min(1, 'must not be empty');
+}
 
 function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
   return z
@@ -60,27 +62,35 @@ function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
     .refine((value) => Number.isSafeInteger(value) && value >= min && value <= max, `must be a whole number from ${min} to ${max}`);
 }
 
-const nonNegativeNumber = z
-  .string()
-  .refine((value) => value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0, 'must be a number ≥ 0')
-  .transform(Number);
+function nonNegativeNumber() {
+  return z
+    .string()
+    .refine((value) => value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0, 'must be a number ≥ 0')
+    .transform(Number);
+}
 
 /** `--flag` alone is 'true'; a variable says true/false, 1/0, yes/no or on/off; empty is unset. */
-const onOff = z
-  .string()
-  .regex(/^(1|true|yes|on|0|false|no|off|)$/i, 'must be true or false')
-  .transform((value) => (value === '' ? undefined : /^(1|true|yes|on)$/i.test(value)));
+function onOff() {
+  return z
+    .string()
+    .regex(/^(1|true|yes|on|0|false|no|off|)$/i, 'must be true or false')
+    .transform((value) => (value === '' ? undefined : /^(1|true|yes|on)$/i.test(value)));
+}
 
-const postgresUrl = z
-  .string()
-  .refine((value) => value === '' || /^postgres(ql)?:\/\//i.test(value), 'must be a postgres:// URL (leave it out for the embedded sql.js store)')
-  .transform((value) => (value === '' ? undefined : value));
+function postgresUrl() {
+  return z
+    .string()
+    .refine((value) => value === '' || /^postgres(ql)?:\/\//i.test(value), 'must be a postgres:// URL (leave it out for the embedded sql.js store)')
+    .transform((value) => (value === '' ? undefined : value));
+}
 
 /** The data dir, resolved; refused when it cannot be a folder this process writes to. */
-const dataDir = text.transform((value) => path.resolve(value)).superRefine((dir, context) => {
-  const problem = dataDirProblem(dir);
-  if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-});
+function dataDir() {
+  return text().transform((value) => path.resolve(value)).superRefine((dir, context) => {
+    const problem = dataDirProblem(dir);
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  });
+}
 
 const FLAGS = {
   account: {
@@ -88,7 +98,7 @@ const FLAGS = {
     value: 'ACCOUNT',
     help: 'account the new client belongs to (required)',
     env: [],
-    schema: text,
+    schema: lazySchema(text),
     to: { own: 'account' },
   },
   host: {
@@ -96,7 +106,7 @@ const FLAGS = {
     value: 'HOST',
     help: 'interface to listen on',
     default: '127.0.0.1',
-    schema: text,
+    schema: lazySchema(text),
     to: { own: 'host' },
   },
   port: {
@@ -104,7 +114,7 @@ const FLAGS = {
     value: 'PORT',
     help: 'port to listen on; 0 picks a free one',
     default: '8787',
-    schema: wholeNumber(0, 65535),
+    schema: lazySchema(() => wholeNumber(0, 65535)),
     to: { own: 'port' },
   },
   'data-dir': {
@@ -112,7 +122,7 @@ const FLAGS = {
     value: 'DIR',
     help: 'folder of the embedded store, blobs and keys',
     default: './.runloom-data',
-    schema: dataDir,
+    schema: lazySchema(dataDir),
     to: { option: 'dataDir' },
   },
   'database-url': {
@@ -120,7 +130,7 @@ const FLAGS = {
     value: 'URL',
     help: 'a postgres:// URL selects PostgreSQL for records and the job queue',
     shownDefault: 'sql.js in the data dir',
-    schema: postgresUrl,
+    schema: lazySchema(postgresUrl),
     to: { option: 'databaseUrl' },
   },
   'bootstrap-client': {
@@ -131,15 +141,17 @@ const FLAGS = {
     repeatable: true,
     env: ['RUNLOOM_BOOTSTRAP_CLIENTS', 'RUNLOOM_BOOTSTRAP_CLIENT'],
     secret: true,
-    schema: z.array(
-      z.string().refine((entry) => {
-        try {
-          parseBootstrapClients([entry]);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'must be ACCOUNT:CLIENT_ID:SECRET with none of the three empty'),
+    schema: lazySchema(() =>
+      z.array(
+        z.string().refine((entry) => {
+          try {
+            parseBootstrapClients([entry]);
+            return true;
+          } catch {
+            return false;
+          }
+        }, 'must be ACCOUNT:CLIENT_ID:SECRET with none of the three empty'),
+      ),
     ),
     to: { option: 'bootstrapClients' },
   },
@@ -147,14 +159,14 @@ const FLAGS = {
     commands: ['serve'],
     help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools, git remotes) reach loopback, private, link-local and metadata addresses',
     shownDefault: 'off',
-    schema: onOff,
+    schema: lazySchema(onOff),
     to: { option: 'allowPrivateNetwork' },
   },
   'enable-shell-commands': {
     commands: ['serve'],
     help: "let workspace commands of type shell run programs on this machine, in the workspace's folder (argv only, never through a shell); any account can then run anything the server's user can",
     shownDefault: 'off: shell commands answer 403',
-    schema: onOff,
+    schema: lazySchema(onOff),
     to: { option: 'shellCommands' },
   },
   'egress-allow': {
@@ -163,13 +175,15 @@ const FLAGS = {
     help: 'let outbound requests reach this one destination although it is not public, e.g. a self-hosted vendor at llm.lan:8000 or 10.0.0.7:11434 (no port: every port); repeatable',
     shownDefault: 'none',
     repeatable: true,
-    schema: z.array(z.string()).superRefine((entries, context) => {
-      try {
-        parseEgressAllow(entries);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    }),
+    schema: lazySchema(() =>
+      z.array(z.string()).superRefine((entries, context) => {
+        try {
+          parseEgressAllow(entries);
+        } catch (error) {
+          context.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      }),
+    ),
     to: { option: 'egressAllow' },
   },
   'base-path': {
@@ -178,73 +192,75 @@ const FLAGS = {
     help: 'prefix of every route, e.g. /api',
     shownDefault: 'none',
     // '/api/' → '/api'; '/' or '' → no prefix.
-    schema: z
-      .string()
-      .transform((value) => value.trim().replace(/\/+$/, ''))
-      .refine((value) => value === '' || /^(\/[\w.~-]+)+$/.test(value), 'must look like /prefix or /a/b (letters, digits, . _ ~ -)'),
+    schema: lazySchema(() =>
+      z
+        .string()
+        .transform((value) => value.trim().replace(/\/+$/, ''))
+        .refine((value) => value === '' || /^(\/[\w.~-]+)+$/.test(value), 'must look like /prefix or /a/b (letters, digits, . _ ~ -)'),
+    ),
     to: { option: 'basePath' },
   },
   'token-ttl-seconds': {
     commands: ['serve'],
     value: 'N',
     help: 'lifetime of access tokens',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'tokenTtlSeconds' },
   },
   'rate-limit': {
     commands: ['serve'],
     value: 'N',
     help: 'requests/s per account, bursts of 2×N; 0 turns it off',
-    schema: nonNegativeNumber,
+    schema: lazySchema(nonNegativeNumber),
     to: { option: 'rateLimit' },
   },
   'callback-max-attempts': {
     commands: ['serve'],
     value: 'N',
     help: 'deliveries of a run callback before it fails',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'callbackMaxAttempts' },
   },
   'callback-initial-backoff-ms': {
     commands: ['serve'],
     value: 'MS',
     help: 'first callback retry delay; doubles, capped at 10 minutes, ±20% jitter',
-    schema: wholeNumber(0),
+    schema: lazySchema(() => wholeNumber(0)),
     to: { option: 'callbackInitialBackoffMs' },
   },
   'json-body-limit-bytes': {
     commands: ['serve'],
     value: 'N',
     help: 'largest JSON request body; larger ones get 413',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'jsonBodyLimitBytes' },
   },
   'upload-limit-bytes': {
     commands: ['serve'],
     value: 'N',
     help: 'largest resource upload; larger ones get 413',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'uploadLimitBytes' },
   },
   'run-concurrency': {
     commands: ['serve'],
     value: 'N',
     help: 'upper bound of runs in flight on this server, waiting on a vendor included; bounds memory',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'runConcurrency' },
   },
   'run-concurrency-per-account': {
     commands: ['serve'],
     value: 'N',
     help: 'upper bound of one account’s runs in flight at once on this server',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'runConcurrencyPerAccount' },
   },
   'thread-stream-idle-timeout-ms': {
     commands: ['serve'],
     value: 'N',
     help: 'a thread reply whose model sends nothing for this long is ended (its partial reply kept)',
-    schema: wholeNumber(1),
+    schema: lazySchema(() => wholeNumber(1)),
     to: { option: 'threadStreamIdleTimeoutMs' },
   },
   'workspaces-dir': {
@@ -252,7 +268,7 @@ const FLAGS = {
     value: 'DIR',
     help: 'folder holding one folder of files per workspace (a shared volume, say)',
     shownDefault: 'workspaces/ in the data dir',
-    schema: dataDir,
+    schema: lazySchema(dataDir),
     to: { option: 'workspacesDir' },
   },
   'blob-store': {
@@ -260,12 +276,14 @@ const FLAGS = {
     value: 'DIR|s3://BUCKET/PREFIX',
     help: 'where resource bytes live: a local folder, or an S3-compatible bucket that several instances share (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION)',
     shownDefault: 'blobs/ in the data dir',
-    schema: text
-      .superRefine((value, context) => {
-        const problem = blobStoreProblem(value);
-        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-      })
-      .transform((value) => (isS3Url(value) ? value : path.resolve(value))),
+    schema: lazySchema(() =>
+      text()
+        .superRefine((value, context) => {
+          const problem = blobStoreProblem(value);
+          if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+        })
+        .transform((value) => (isS3Url(value) ? value : path.resolve(value))),
+    ),
     to: { option: 'blobStore' },
   },
   'secret-key': {
@@ -274,12 +292,14 @@ const FLAGS = {
     help: "32-byte key for encryption and URL signing; share it between instances. client create with --database-url needs the server's key, unless --data-dir holds its secret.key",
     shownDefault: 'generated into the data dir',
     secret: true,
-    schema: z
-      .string()
-      .refine(
-        (value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
-        'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
-      ),
+    schema: lazySchema(() =>
+      z
+        .string()
+        .refine(
+          (value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
+          'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
+        ),
+    ),
     to: { option: 'secretKey' },
   },
   'metrics-token': {
@@ -289,7 +309,7 @@ const FLAGS = {
     shownDefault: 'none: /metrics answers 403',
     secret: true,
     // Visible ASCII without spaces, so it fits an Authorization header as sent.
-    schema: z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)'),
+    schema: lazySchema(() => z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)')),
     to: { option: 'metricsToken' },
   },
   's3-endpoint': {
@@ -299,13 +319,15 @@ const FLAGS = {
     shownDefault: 'AWS S3',
     // Never echoed: a URL given with user:password in it holds a credential.
     secret: true,
-    schema: text.superRefine((value, context) => {
-      try {
-        checkS3Endpoint(value);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-    }),
+    schema: lazySchema(() =>
+      text().superRefine((value, context) => {
+        try {
+          checkS3Endpoint(value);
+        } catch (error) {
+          context.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      }),
+    ),
     to: { option: 's3Endpoint' },
   },
 } satisfies Record<string, FlagRow>;
@@ -348,7 +370,7 @@ type Source = string;
 
 /**
  * Reads the command's flags, fills the rest from the environment and the defaults, and checks
- * all of them with one zod object made of the rows' schemas; the first problem is a `UsageError`
+ * each value with its row's schema, in the rows' order; the first problem is a `UsageError`
  * naming the flag or the variable the value came from.
  */
 /** Both commands take `--data-dir`, which has a default: the options always name the data dir. */
@@ -394,24 +416,20 @@ function parseCommand(command: Command, args: string[], env: Env): { own: Record
     }
   }
 
-  const schema = z.object(Object.fromEntries(flags.map(([name, row]) => [name, row.schema.optional()])));
-  // Parsed once: zod's generated fast path for an object (a `new Function` to compile) would cost more than it saves.
-  const result = schema.safeParse(raw, { jitless: true });
-  if (!result.success) throw new UsageError(describe(result.error.issues[0]!, raw, sources), false);
-
   const own: Record<string, unknown> = {};
   const runloom: Record<string, unknown> = {};
   for (const [name, row] of flags) {
-    const value = result.data[name];
-    if ('option' in row.to) runloom[row.to.option] = value;
-    else own[row.to.own] = value;
+    const result = name in raw ? row.schema.safeParse(raw[name]) : { success: true as const, data: undefined };
+    if (!result.success) throw new UsageError(describe(name, result.error.issues[0]!, raw, sources), false);
+    if ('option' in row.to) runloom[row.to.option] = result.data;
+    else own[row.to.own] = result.data;
   }
   // The schemas checked every value and --data-dir has a default, so this is what they produced.
   return { own, runloom: runloom as unknown as CommandRunloomOptions };
 }
 
-function describe(issue: z.core.$ZodIssue, raw: Record<string, string | string[]>, sources: Record<string, Source | Source[]>): string {
-  const [name, index] = issue.path as [FlagName, number | undefined];
+function describe(name: FlagName, issue: z.core.$ZodIssue, raw: Record<string, string | string[]>, sources: Record<string, Source | Source[]>): string {
+  const [index] = issue.path as [number | undefined];
   const row: FlagRow = FLAGS[name];
   const source = sources[name];
   if (Array.isArray(source)) {
@@ -505,6 +523,3 @@ const COMMAND_TEXT: Record<Command, { synopsis: string; summary: string }> = {
       'or let the server create the client at start with `runloom serve --bootstrap-client ACCOUNT:CLIENT_ID:SECRET`.',
   },
 };
-
-export const SERVE_USAGE = usage('serve');
-export const CLIENT_CREATE_USAGE = usage('client create');

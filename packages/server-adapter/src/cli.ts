@@ -4,13 +4,7 @@ import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { PinoLogger, SECRET_KEY_FILE, StoreLockedError } from '@runloom/core/node';
 import { ContainerModule, createRunloom, Logger, SecretKeyMismatchError, type CreateRunloomOptions, type Runloom } from '@runloom/core';
-import {
-  CLIENT_CREATE_USAGE,
-  parseClientCreateOptions,
-  parseServeOptions,
-  SERVE_USAGE,
-  UsageError,
-} from './cli-options';
+import { parseClientCreateOptions, parseServeOptions, usage, UsageError } from './cli-options';
 import { listen } from './serve';
 import { version } from '../package.json';
 
@@ -65,7 +59,7 @@ async function main(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
 /** `runloom help [command]`: the same text as `runloom <command> --help`. */
 function help(topic: string[]): number {
   const name = topic.join(' ');
-  const text = name === '' ? USAGE : name === 'serve' ? SERVE_USAGE : name === 'client' ? CLIENT_USAGE : name === 'client create' ? CLIENT_CREATE_USAGE : undefined;
+  const text = name === '' ? USAGE : name === 'serve' ? usage('serve') : name === 'client' ? CLIENT_USAGE : name === 'client create' ? usage('client create') : undefined;
   if (text === undefined) throw new UsageError(`no help for '${name}': the commands are serve and client create`);
   process.stdout.write(text);
   return 0;
@@ -81,7 +75,7 @@ async function client(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
 async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const options = parseServeOptions(args, env);
   if (!options) {
-    process.stdout.write(SERVE_USAGE);
+    process.stdout.write(usage('serve'));
     return 0;
   }
   const signals = shutdownSignals();
@@ -134,7 +128,7 @@ function shutdownSignals(): { first: Promise<NodeJS.Signals> } {
 async function createClient(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const options = parseClientCreateOptions(args, env);
   if (!options) {
-    process.stdout.write(CLIENT_CREATE_USAGE);
+    process.stdout.write(usage('client create'));
     return 0;
   }
   const { dataDir, databaseUrl, secretKey } = options.runloom;
