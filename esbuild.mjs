@@ -57,15 +57,23 @@ const bundledApart = {
  * start). Only packages nothing touches at start belong here (`npm run bench -- start` shows it).
  */
 const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy', 'find-my-way', 'ipaddr.js'];
+/**
+ * Node's own modules likewise, when only some requests use them (outbound lookups, spawned
+ * processes): their stand-ins require the module itself on first use, with no bundle of their own.
+ * Not one a start uses (node:zlib's crc32 frames the store's log, node:http listens).
+ */
+const deferredBuiltins = ['node:dns', 'node:child_process'];
 const deferredFile = (name) => `deferred/${name.replace(/^@/, '').replace('/', '-')}`;
 const deferredEntries = Object.fromEntries(deferredPackages.map((name) => [deferredFile(name), `deferred-entry:${name}`]));
 const deferred = {
   name: 'deferred-packages',
   setup(build) {
-    const filter = new RegExp(`^(${deferredPackages.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
+    const filter = new RegExp(`^(${[...deferredPackages, ...deferredBuiltins].map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
     // Our sources' imports only: a package importing another (tinyglobby → picomatch) keeps its copy inline.
     build.onResolve({ filter }, (args) =>
-      args.namespace === 'deferred-entry' || args.importer.includes(`${path.sep}node_modules${path.sep}`) ? undefined : { path: args.path, namespace: 'deferred-package' },
+      ['deferred-entry', 'deferred-package'].includes(args.namespace) || args.importer.includes(`${path.sep}node_modules${path.sep}`)
+        ? undefined
+        : { path: args.path, namespace: 'deferred-package' },
     );
     // The bundle of a package is what `require` gives (the export names `standIn` lists), not its ESM build.
     build.onResolve({ filter: /^deferred-entry:/ }, (args) => ({ path: args.path.slice('deferred-entry:'.length), namespace: 'deferred-entry' }));
@@ -78,7 +86,7 @@ const deferred = {
 /** CommonJS source of the stand-in of package `name`: its export names (read here, at build time), each loading it on first use. */
 function standIn(name) {
   const real = require(name);
-  const load = `let loaded; const load = () => (loaded ??= require(${JSON.stringify(`./${deferredFile(name)}.js`)}));`;
+  const load = `let loaded; const load = () => (loaded ??= require(${JSON.stringify(deferredBuiltins.includes(name) ? name : `./${deferredFile(name)}.js`)}));`;
   const names = Object.getOwnPropertyNames(real).filter((key) => typeof real !== 'function' || !['length', 'name', 'prototype', 'arguments', 'caller'].includes(key));
   const getters = names
     .filter((key) => key !== '__esModule')

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -48,5 +49,11 @@ describe('deferred packages (bundled apart, required on first use)', () => {
     requireHere(path.join(CORE_DIST, 'index.js'));
     const loaded = Object.keys(requireHere.cache).filter((file) => !cachedBefore.has(file) && file.startsWith(DEFERRED));
     assert.deepEqual(loaded, []);
+  });
+
+  it("nor Node's node:dns and node:child_process (deferredBuiltins), in a process of its own", () => {
+    const script = `require(${JSON.stringify(path.join(CORE_DIST, 'index.js'))}); require(${JSON.stringify(path.join(CORE_DIST, 'node.js'))});
+      console.log(JSON.stringify(process.moduleLoadList.filter((name) => /^NativeModule (dns|child_process)$/.test(name))));`;
+    assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })), []);
   });
 });
