@@ -9,7 +9,6 @@ import type { LoggedStatement, SqlEngine, SqlParam, StatementParam } from './sql
 export const CREATE_MIGRATIONS_TABLE =
   'CREATE TABLE IF NOT EXISTS "_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "applied_at" TEXT NOT NULL)';
 export const SELECT_MIGRATION_IDS = 'SELECT "id" FROM "_migrations"';
-export const HAS_MIGRATIONS_TABLE = `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'`;
 export const INSERT_MIGRATION = 'INSERT INTO "_migrations" ("id", "applied_at") VALUES (?, ?)';
 
 const DOC_PARAMETER = 'CAST(? AS TEXT)';

@@ -23,7 +23,6 @@ import { locateSqlWasm, type LoggedStatement, SqlEngine, type SqlParam, type Sta
 import {
   type CollectionSchema,
   CREATE_MIGRATIONS_TABLE,
-  HAS_MIGRATIONS_TABLE,
   indexUpgradeStatements,
   INSERT_MIGRATION,
   loadSchema,
@@ -80,20 +79,27 @@ export class SqlJsDatabase implements Database {
     private readonly releaseLock: () => void,
     /** Where `migrate` looks for the template of a fresh store (`fresh-store-template.ts`). */
     private readonly freshStoreTemplates: string,
+    /**
+     * Opened with no snapshot and nothing to replay, so empty: no collection, no table of applied
+     * migrations. Read nothing from it, so that its database stays unopened until `migrate`
+     * replaces it with its template's image (see `SqlEngine`). False once `migrate` has run.
+     */
+    private fresh: boolean,
   ) {
-    this.schema = loadSchema(engine);
+    this.schema = fresh ? new Map() : loadSchema(engine);
   }
 
   async migrate(migrations: readonly Migration[]): Promise<void> {
     this.assertWritable();
     const durable: Promise<void>[] = [];
-    const indexUpgrade = indexUpgradeStatements(this.engine);
+    // A fresh store has no table of applied migrations yet and no index to upgrade (see `openSqlJsDatabase`).
+    const fresh = this.fresh;
+    this.fresh = false;
+    const indexUpgrade = fresh ? [] : indexUpgradeStatements(this.engine);
     if (indexUpgrade.length > 0) {
       this.engine.transaction(() => indexUpgrade.forEach(([sql, params]) => this.engine.run(sql, params)));
       durable.push(this.log.append(indexUpgrade));
     }
-    // A fresh store has no table of applied migrations yet (see `openSqlJsDatabase`).
-    const fresh = this.engine.all(HAS_MIGRATIONS_TABLE).length === 0;
     const fromTemplate = fresh ? this.migrateFromTemplate(migrations) : undefined;
     if (fromTemplate) durable.push(...fromTemplate);
     else {
@@ -309,7 +315,8 @@ export async function openSqlJsDatabase(options: SqlJsDatabaseOptions): Promise<
     logger.info({ dir, snapshotSeq, replayed }, 'opened the sql.js store');
     const snapshotter = new Snapshotter({ dir, wasmPath, logger }, log, snapshotSeq);
     const closeSnapshotMaxBytes = options.closeSnapshotMaxBytes ?? DEFAULT_CLOSE_SNAPSHOT_MAX_BYTES;
-    return new SqlJsDatabase(opened, log, snapshotter, logger, closeSnapshotMaxBytes, releaseLock, options.freshStoreTemplates ?? FRESH_STORE_TEMPLATES);
+    const fresh = !snapshot && replayed === 0;
+    return new SqlJsDatabase(opened, log, snapshotter, logger, closeSnapshotMaxBytes, releaseLock, options.freshStoreTemplates ?? FRESH_STORE_TEMPLATES, fresh);
   } catch (error) {
     engine?.close();
     releaseLock();
