@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { closeSync, fsync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunloomConfig } from '../../config';
 import { type SecretBox, SecretKeyMismatchError } from '../../ports/secret-box';
@@ -81,37 +81,41 @@ export function decodeSecretKey(encoded: string, source: string): Buffer {
  * Reads `<dataDir>/secret.key`, or creates it with a fresh key. Creation is atomic and
  * first-writer-wins (a fully written temp file is hard-linked into place), so processes starting
  * together on one data dir end up with the same key and never see a partial file.
+ *
+ * Only the two syncs are awaited: each awaited call waits for a turn of the event loop, which the
+ * rest of a start delays, and the ~18 of the promise API (a read is four) held up the start of a
+ * fresh data dir; the other calls, on a 45-byte file, return at once.
  */
 async function loadOrCreateKeyFile(dataDir: string): Promise<Buffer> {
   const file = path.join(dataDir, SECRET_KEY_FILE);
-  const existing = await readKeyFile(file);
+  const existing = readKeyFile(file);
   if (existing) return existing;
-  await fs.mkdir(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
   const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await fs.open(temp, 'wx', 0o600);
+  const fd = openSync(temp, 'wx', 0o600);
   try {
-    await handle.writeFile(`${randomBytes(KEY_BYTES).toString('base64')}\n`);
-    await handle.sync();
+    writeFileSync(fd, `${randomBytes(KEY_BYTES).toString('base64')}\n`);
+    await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   try {
-    await fs.link(temp, file);
+    linkSync(temp, file);
     await syncDirectory(dataDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   } finally {
-    await fs.rm(temp, { force: true });
+    unlinkSync(temp);
   }
-  const created = await readKeyFile(file);
+  const created = readKeyFile(file);
   if (!created) throw new Error(`${file} vanished while it was being created`);
   return created;
 }
 
-async function readKeyFile(file: string): Promise<Buffer | undefined> {
+function readKeyFile(file: string): Buffer | undefined {
   let text: string;
   try {
-    text = await fs.readFile(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
