@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { fsyncDirectory } from './log-format';
@@ -70,8 +70,13 @@ export function snapshotImageBytes(dir: string): number {
   return existsSync(file) ? Math.max(0, statSync(file).size - HEADER_BYTES) : 0;
 }
 
+/** Removes a snapshot a crash left half-written. `unlinkSync`, not `rmSync`: Node 20 loads a module of its own for `rmSync`'s first call. */
 export function removeSnapshotTemp(dir: string): void {
-  rmSync(snapshotTempPath(dir), { force: true });
+  try {
+    unlinkSync(snapshotTempPath(dir));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 function writeUInt64(buffer: Buffer, value: number, offset: number): void {
