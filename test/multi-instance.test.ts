@@ -149,6 +149,58 @@ describe('two instances in one process on one PostgreSQL schema', function () {
       for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  // Each instance keeps the provider configuration its model calls read (ProviderService.keptForRun)
+  // for the runs it accepts and starts at once: a run accepted after a change made on the other
+  // instance must never use the kept copy.
+  it('a run submitted on B right after the provider changed or went on A uses what A stored', async () => {
+    const schema = createTestSchema();
+    const dirs = Array.from({ length: 2 }, () => fs.mkdtempSync(path.join(os.tmpdir(), 'runloom-kept-')));
+    const [first, second] = await Promise.all([startFakeVendor('openai'), startFakeVendor('openai')]);
+    const shared = { databaseUrl: `${TEST_DATABASE_URL}?schema=${schema.schema}`, secretKey: randomBytes(32).toString('base64'), allowPrivateNetwork: true };
+    const instances: Runloom[] = [];
+    try {
+      for (const dataDir of dirs) instances.push(await createRunloom({ ...shared, dataDir }));
+      const [a, b] = instances as [Runloom, Runloom];
+      const provider = first!.provider as 'openai';
+      const put = (enabled: boolean, vendor: FakeVendorServer) => a.providers.put(CLIENT.account, provider, { enabled, credentials: vendor.credentials });
+      await put(true, first!);
+      const runnable = await a.runnables.create(
+        CLIENT.account,
+        { name: 'kept provider', config_content_parsed: { type: 'prompt', prompt: { messages: [{ role: 'user', content: 'hi' }] }, llms: [{ provider, model: first!.model }] } },
+        CLIENT.id,
+      );
+      /** A sync run on B, and which vendor it called (undefined: none). */
+      const runOnB = async (): Promise<{ status: string; error?: string; vendor?: FakeVendorServer }> => {
+        const before = [first!.requests.length, second!.requests.length];
+        const submitted = await b.runs.submit(CLIENT.account, runnable.id, {}, 'sync');
+        assert.equal(submitted.mode, 'sync');
+        const { run } = submitted as { run: { status: string; error: { message: string } | null } };
+        const vendor = first!.requests.length > before[0]! ? first : second!.requests.length > before[1]! ? second : undefined;
+        return { status: run.status, ...(run.error ? { error: run.error.message } : {}), vendor };
+      };
+      assert.deepEqual(await runOnB(), { status: 'succeeded', vendor: first });
+      // B now keeps the configuration, and its runs use it checked rather than read.
+      assert.ok(b.providers.keptForRun(CLIENT.account, provider));
+      assert.deepEqual(await runOnB(), { status: 'succeeded', vendor: first });
+      await put(true, second!);
+      assert.deepEqual(await runOnB(), { status: 'succeeded', vendor: second });
+      assert.deepEqual(await runOnB(), { status: 'succeeded', vendor: second });
+      await put(false, second!);
+      assert.match((await runOnB()).error ?? '', /disabled/);
+      await put(true, first!);
+      assert.deepEqual(await runOnB(), { status: 'succeeded', vendor: first });
+      assert.ok(await a.providers.delete(CLIENT.account, provider));
+      assert.match((await runOnB()).error ?? '', /not configured/);
+      await put(true, second!);
+      assert.deepEqual(await runOnB(), { status: 'succeeded', vendor: second });
+    } finally {
+      for (const instance of instances) await instance.close();
+      await Promise.all([first?.close(), second?.close()]);
+      await schema.drop();
+      for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('several instances on one PostgreSQL database', function () {

@@ -7,6 +7,7 @@ import {
   Database,
   DomainError,
   HttpClient,
+  IdGenerator,
   isProviderName,
   PROVIDER_NAMES,
   ProviderService,
@@ -48,9 +49,10 @@ class HeldCredentialsProviderService extends ProviderService {
     secretBox: SecretBox,
     clock: Clock,
     http: HttpClient,
+    ids: IdGenerator,
     private readonly held: HeldCredentials,
   ) {
-    super(database, secretBox, clock, http);
+    super(database, secretBox, clock, http, ids);
   }
 
   override async getCallSettings<P extends ProviderName>(_accountId: string, provider: P): Promise<ProviderCallSettings<P>> {
@@ -101,8 +103,9 @@ export async function startEmbeddedRunloom(storagePath: string, folders: readonl
     );
     rebind(ProviderService)
       .toResolvedValue(
-        (database: Database, secretBox: SecretBox, clock: Clock, http: HttpClient) => new HeldCredentialsProviderService(database, secretBox, clock, http, credentials),
-        [Database, SecretBox, Clock, HttpClient],
+        (database: Database, secretBox: SecretBox, clock: Clock, http: HttpClient, ids: IdGenerator) =>
+          new HeldCredentialsProviderService(database, secretBox, clock, http, ids, credentials),
+        [Database, SecretBox, Clock, HttpClient, IdGenerator],
       )
       .inSingletonScope();
   });

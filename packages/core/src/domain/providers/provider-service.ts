@@ -1,8 +1,9 @@
 import { inject, injectable } from 'inversify';
 import { DomainError } from '../errors';
 import { Clock } from '../../ports/clock';
-import { Database, DuplicateIdError, type Migration, WriteConflictError } from '../../ports/database';
+import { Database, DuplicateIdError, type Migration, WriteConflictError, type WriteOp } from '../../ports/database';
 import { EgressRefusedError, HttpClient, HttpRequestError } from '../../ports/http-client';
+import { IdGenerator } from '../../ports/id-generator';
 import { SecretBox } from '../../ports/secret-box';
 import { KeptRecords } from '../storage/kept-records';
 import { type AccountRecord, Repository } from '../storage/repository';
@@ -10,17 +11,24 @@ import { maskCredentials, parseCredentials, refuseMisplacedCredentials, type Pro
 import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../../ports/provider-names';
 import { lazyLruCache } from '../lazy';
 
-const COLLECTION = 'llm_providers';
+export const PROVIDERS_COLLECTION = 'llm_providers';
 
 export const providerMigrations: Migration[] = [
-  { id: 'providers/001-create', steps: [{ createCollection: COLLECTION, fields: { account_id: 'text', provider: 'text', enabled: 'boolean' } }] },
+  { id: 'providers/001-create', steps: [{ createCollection: PROVIDERS_COLLECTION, fields: { account_id: 'text', provider: 'text', enabled: 'boolean' } }] },
+  {
+    // Expected by a run's acceptance (`keptForRun`) on a record found by id: no index.
+    id: 'providers/002-version',
+    steps: [{ addField: { collection: PROVIDERS_COLLECTION, field: 'version', type: 'text' } }, { unindexField: { collection: PROVIDERS_COLLECTION, field: 'version' } }],
+  },
 ];
 
 /** One provider configuration of one account. Credentials exist at rest only sealed. */
-interface ProviderConfigRecord extends AccountRecord {
+export interface ProviderConfigRecord extends AccountRecord {
   provider: ProviderName;
   enabled: boolean;
   sealed_credentials: string;
+  /** A new id at every put, so a kept copy can be checked to be the stored one (`keptForRun`); absent in records written before it. */
+  version?: string;
   /** Absent in records written before limits existed: no limit. */
   max_concurrency?: number | null;
   requests_per_minute?: number | null;
@@ -50,6 +58,15 @@ export interface ProviderConfigView extends ProviderCallLimits {
 export interface ProviderConfigInput extends Partial<ProviderCallLimits> {
   enabled: boolean;
   credentials: unknown;
+}
+
+/**
+ * A configuration this instance read, with the `check` that fails a write unless it is still the
+ * stored one (`ProviderService.keptForRun`).
+ */
+export interface KeptProviderConfig {
+  readonly record: ProviderConfigRecord;
+  readonly check: WriteOp;
 }
 
 /** What a model call needs: the opened credentials and the account's limits on the provider. */
@@ -92,14 +109,20 @@ export class ProviderService {
    * first.
    */
   private readonly opened = lazyLruCache<string, { sealed: string; credentials: Record<string, string> }>({ max: CONFIGURATIONS_KEPT });
+  /**
+   * On a store other instances write unseen (no collection version, so `keptConfigs` keeps nothing):
+   * by configuration id, the one model calls here read last, for `keptForRun`.
+   */
+  private readonly lastRead = lazyLruCache<string, ProviderConfigRecord>({ max: CONFIGURATIONS_KEPT });
 
   constructor(
     @inject(Database) database: Database,
     @inject(SecretBox) private readonly secretBox: SecretBox,
     @inject(Clock) private readonly clock: Clock,
     @inject(HttpClient) private readonly http: HttpClient,
+    @inject(IdGenerator) private readonly ids: IdGenerator,
   ) {
-    this.configs = new Repository(database, COLLECTION);
+    this.configs = new Repository(database, PROVIDERS_COLLECTION);
     this.keptConfigs = new KeptRecords(this.configs, CONFIGURATIONS_KEPT);
   }
 
@@ -131,6 +154,7 @@ export class ProviderService {
         requests_per_minute: input.requests_per_minute ?? null,
         created_at: existing?.created_at ?? now,
         updated_at: now,
+        version: this.ids.newId(),
       };
       try {
         if (existing) await this.configs.replace(record);
@@ -160,12 +184,37 @@ export class ProviderService {
     return (await this.getCallSettings(accountId, provider)).credentials;
   }
 
-  /** The credentials (opened now) and the account's limits for a model call; fails naming the provider when unusable. */
-  async getCallSettings<P extends ProviderName>(accountId: string, provider: P): Promise<ProviderCallSettings<P>> {
-    const record = await this.keptConfigs.get(accountId, configId(accountId, provider));
+  /**
+   * The credentials (opened now) and the account's limits for a model call; fails naming the
+   * provider when unusable. `kept`: a configuration of `keptForRun` whose check the run's
+   * acceptance carried, used as it is rather than read again.
+   */
+  async getCallSettings<P extends ProviderName>(accountId: string, provider: P, kept?: KeptProviderConfig): Promise<ProviderCallSettings<P>> {
+    const record = kept?.record.provider === provider && kept.record.account_id === accountId ? kept.record : await this.read(accountId, provider);
     if (!record) throw new ProviderUnavailableError(provider, 'not_configured');
     if (!record.enabled) throw new ProviderUnavailableError(provider, 'disabled');
     return { credentials: (await this.open(record)) as unknown as ProviderCredentials[P], limits: limitsOf(record) };
+  }
+
+  /**
+   * On a store other instances write unseen, the configuration of `provider` that a model call here
+   * read last, with the check a write must carry to rely on it: the write then holds only while the
+   * stored configuration is still that one (every put gives it a new `version`), so a run whose
+   * acceptance carried it uses what was stored when it was accepted, wherever the last change was
+   * made. Undefined when none is kept, and on a store with collection versions (where
+   * `getCallSettings` reads nothing while the collection is unchanged).
+   */
+  keptForRun(accountId: string, provider: ProviderName): KeptProviderConfig | undefined {
+    if (this.configs.collectionVersion() !== undefined) return undefined;
+    const id = configId(accountId, provider);
+    const record = this.lastRead().get(id);
+    if (record?.version === undefined) return undefined;
+    return { record, check: this.configs.checkOp(accountId, id, { version: record.version }) };
+  }
+
+  /** Drops the kept copy of configuration `id` (its check failed: it changed since). */
+  forgetKept(id: string): void {
+    this.lastRead().delete(id);
   }
 
   /** The account's enabled providers, in the order of `PROVIDER_NAMES`. */
@@ -190,6 +239,18 @@ export class ProviderService {
       if (error instanceof HttpRequestError) throw refuse(error.message);
       throw error;
     }
+  }
+
+  /** The stored configuration; on a store without collection versions kept for `keptForRun` too. */
+  private async read(accountId: string, provider: ProviderName): Promise<ProviderConfigRecord | undefined> {
+    const id = configId(accountId, provider);
+    const record = await this.keptConfigs.get(accountId, id);
+    if (this.configs.collectionVersion() === undefined) {
+      // Frozen: the runs that use it share it.
+      if (record?.version === undefined) this.lastRead().delete(id);
+      else this.lastRead().set(id, Object.freeze(record));
+    }
+    return record;
   }
 
   /**

@@ -8,6 +8,7 @@ import { type EnqueueOptions, type JobContext, JobQueue, type JobRetryPolicy } f
 import { Logger } from '../../ports/logger';
 import type { Lifecycle } from '../lifecycle';
 import { Metrics } from '../../ports/metrics';
+import type { KeptProviderConfig } from '../providers/provider-service';
 import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
 import { RunScheduler, type SlotOutcome, type WakeUp } from './run-scheduler';
 import { RunExecutor } from './executors/run-executor';
@@ -24,6 +25,12 @@ interface RunJob {
   run_id: string;
   /** Attempts the run had before this job: 1 for a run started without a job (see `accept`) and found running. */
   attempts_before?: number;
+}
+
+/** A run `accept` stored as running, with the provider configuration its acceptance checked (if any). */
+interface StartedAtAccept {
+  run: RunRecord;
+  provider: KeptProviderConfig | undefined;
 }
 
 /** What an execution needs of its job: its attempt, the signal that stops it, the write that ends it. */
@@ -77,7 +84,7 @@ export class RunEngine implements Lifecycle {
   /** Runs in flight, or waiting for a slot, in this process: to abort on cancel. */
   private readonly executing = new Map<string, AbortController>();
   /** Runs `accept` stored as running with a slot taken, until their job's handler takes them. */
-  private readonly startedAtAccept = new Map<string, RunRecord>();
+  private readonly startedAtAccept = new Map<string, StartedAtAccept>();
   /** Executions of runs started without a job (see `accept`) until they settle, with their controllers. */
   private readonly withoutJob = new Map<Promise<void>, AbortController>();
   /** What a run started without a job has for its job's signal: aborted when `stop` has waited long enough. */
@@ -137,9 +144,11 @@ export class RunEngine implements Lifecycle {
    * this instance claims the job in that write and a slot is free, the run is stored already
    * `running`, so starting it costs no write of its own, and it is handed to its execution without
    * being read back. A run started without a job (see the class comment) is that write without the job.
-   * `checks` (`check` ops) go into that write: the run is accepted only while they hold.
+   * `checks` (`check` ops) go into that write: the run is accepted only while they hold. A run
+   * started in that write also carries `provider`'s check, and its model call uses that
+   * configuration without reading it again; a run started later reads the store then.
    */
-  async accept(run: RunRecord, checks: readonly WriteOp[] = []): Promise<void> {
+  async accept(run: RunRecord, checks: readonly WriteOp[] = [], provider?: KeptProviderConfig): Promise<void> {
     if (!this.database.shared && run.callback === null && !this.stopped && this.slots.tryAcquire(run.account_id)) {
       await this.acceptWithoutJob({ ...run, status: 'running', started_at: this.clock.now().toISOString() }, checks);
       return;
@@ -147,8 +156,8 @@ export class RunEngine implements Lifecycle {
     const ops = (claimedHere: boolean): WriteOp[] => {
       if (!claimedHere || !this.slots.tryAcquire(run.account_id)) return [...checks, this.runs.insertOp(run)];
       const started: RunRecord = { ...run, status: 'running', started_at: this.clock.now().toISOString() };
-      this.startedAtAccept.set(run.id, started);
-      return [...checks, this.runs.insertOp(started)];
+      this.startedAtAccept.set(run.id, { run: started, provider });
+      return [...checks, ...(provider ? [provider.check] : []), this.runs.insertOp(started)];
     };
     try {
       await this.enqueue(run.account_id, run.id, ops);
@@ -265,7 +274,7 @@ export class RunEngine implements Lifecycle {
     // Taken before any await: `accept` gives the slot back when its enqueue returns and no handler took the run.
     const started = this.startedAtAccept.get(job.run_id);
     this.startedAtAccept.delete(job.run_id);
-    const run = started ?? (await this.runs.get(job.account_id, job.run_id));
+    const run = started?.run ?? (await this.runs.get(job.account_id, job.run_id));
     if (!run) throw new Error(`run ${job.run_id} is not in the store (yet)`);
     if (isFinished(run.status)) {
       // Finished before this job ended (a crash after the outcome, a cancel): make sure of the callback.
@@ -291,7 +300,7 @@ export class RunEngine implements Lifecycle {
     try {
       if (!started && !(await this.takeSlot(run, controller, context))) return;
       try {
-        await this.executeInSlot(run, controller, context);
+        await this.executeInSlot(run, controller, context, started?.provider);
       } finally {
         this.wake(this.slots.release(run.account_id));
       }
@@ -322,7 +331,7 @@ export class RunEngine implements Lifecycle {
     return true;
   }
 
-  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: ExecutionContext): Promise<void> {
+  private async executeInSlot(queuedOrRunning: RunRecord, controller: AbortController, context: ExecutionContext, provider?: KeptProviderConfig): Promise<void> {
     // Stored as running already: resumed after a restart, or started by `accept`.
     const storedRunning = queuedOrRunning.status === 'running';
     const run: RunRecord = storedRunning ? queuedOrRunning : { ...queuedOrRunning, status: 'running', started_at: this.clock.now().toISOString() };
@@ -343,7 +352,7 @@ export class RunEngine implements Lifecycle {
       const usage = { input_tokens: 0, output_tokens: 0 };
       let fields: FinalFields;
       try {
-        const outcome = await this.executor.execute(run, controller.signal, telemetry?.root ?? NO_TELEMETRY, usage);
+        const outcome = await this.executor.execute(run, controller.signal, telemetry?.root ?? NO_TELEMETRY, usage, provider);
         fields = { status: 'succeeded', outputs: outcome.outputs, error: null };
       } catch (error) {
         // The queue is stopping or lost this job: the run stays as stored and is resumed.

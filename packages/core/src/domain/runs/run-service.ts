@@ -6,8 +6,9 @@ import { WriteConflictError } from '../../ports/database';
 import { EventBus } from '../../ports/event-bus';
 import { IdGenerator } from '../../ports/id-generator';
 import { SecretBox } from '../../ports/secret-box';
+import { PROVIDERS_COLLECTION, ProviderService } from '../providers/provider-service';
 import { ResourceService } from '../resources/resource-service';
-import type { InputConfig } from '../runnables/config-schema';
+import { defaultLlm, type InputConfig } from '../runnables/config-schema';
 import { RUNNABLES_COLLECTION } from '../runnables/runnable-repositories';
 import { type RunnableForWrite, RunnableService } from '../runnables/runnable-service';
 import { CallbackDispatcher } from '../webhooks/callback-dispatcher';
@@ -20,6 +21,12 @@ import { listRunsFilter, type ListRunsQuery, type ParsedRunRequest, RUN_MODES, t
 
 /** What a submission answers: the id of an accepted async run, or the finished sync run. */
 export type SubmittedRun = { mode: 'async'; id: string } | { mode: 'sync'; run: RunView };
+
+/**
+ * Submissions tried when a copy kept here (the runnable, the provider configuration) turns out to
+ * have changed on another instance: once more for each, each read again.
+ */
+const SUBMIT_ATTEMPTS = 3;
 
 /** A cancel retries this often when the run changes under it (queued → running) before a 409. */
 const CANCEL_ATTEMPTS = 3;
@@ -35,6 +42,7 @@ export class RunService {
     @inject(RunEngine) private readonly engine: RunEngine,
     @inject(RunnableService) private readonly runnables: RunnableService,
     @inject(ResourceService) private readonly resources: ResourceService,
+    @inject(ProviderService) private readonly providers: ProviderService,
     @inject(CallbackDispatcher) private readonly callbacks: CallbackDispatcher,
     @inject(SecretBox) private readonly secretBox: SecretBox,
     @inject(EventBus) private readonly events: EventBus,
@@ -62,12 +70,17 @@ export class RunService {
     if (!(RUN_MODES as readonly string[]).includes(mode)) {
       throw DomainError.invalid(`mode must be async or sync, not '${mode.slice(0, 50)}'`, [{ path: 'mode', message: 'must be async or sync' }]);
     }
-    try {
-      return await this.submitOn(accountId, await this.runnables.getForWrite(accountId, runnableId), request, mode, signal);
-    } catch (error) {
-      // The copy of the runnable kept here is out of date (written on another instance): read it again.
-      if (!(error instanceof WriteConflictError && error.collection === RUNNABLES_COLLECTION)) throw error;
-      return this.submitOn(accountId, await this.runnables.getForWrite(accountId, runnableId, true), request, mode, signal);
+    let freshRunnable = false;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.submitOn(accountId, await this.runnables.getForWrite(accountId, runnableId, freshRunnable), request, mode, signal);
+      } catch (error) {
+        // A copy kept here is out of date (written on another instance): read it again.
+        if (!(error instanceof WriteConflictError) || attempt === SUBMIT_ATTEMPTS) throw error;
+        if (error.collection === RUNNABLES_COLLECTION) freshRunnable = true;
+        else if (error.collection === PROVIDERS_COLLECTION) this.providers.forgetKept(error.id);
+        else throw error;
+      }
     }
   }
 
@@ -108,10 +121,15 @@ export class RunService {
       sealed_callback_headers: withHeaders ? await this.secretBox.seal(JSON.stringify(request.callback_headers)) : null,
     };
 
+    // A prompt makes one model call, on its default model's provider: when this instance keeps
+    // that configuration, the run may use it if accepted at once (checked by the acceptance).
+    const provider = runnable.config_content_type === 'prompt' ? defaultLlm(config.llms)?.provider : undefined;
+    const keptProvider = provider === undefined ? undefined : this.providers.keptForRun(accountId, provider);
+
     // Listening before the run exists, so its end cannot slip by.
     const finished = mode === 'sync' ? this.finishedView(run.id, signal) : undefined;
     try {
-      await this.engine.accept(run, check ? [check] : []);
+      await this.engine.accept(run, check ? [check] : [], keptProvider);
     } catch (error) {
       finished?.stop();
       throw error;

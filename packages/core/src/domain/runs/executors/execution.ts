@@ -1,6 +1,6 @@
 import type { HttpClient, HttpRequest, HttpResponse } from '../../../ports/http-client';
 import { ModelCallError, type ModelGateway, type ModelResponse } from '../../../ports/model-gateway';
-import type { ProviderService } from '../../providers/provider-service';
+import type { KeptProviderConfig, ProviderService } from '../../providers/provider-service';
 import type { RunnableService } from '../../runnables/runnable-service';
 import { RunFailure } from '../run-failure';
 import { executeRunnable } from './execute-runnable';
@@ -38,21 +38,27 @@ export class RunExecution implements Execution {
     /** Shared by every nested execution of the run. */
     readonly usage: RunUsage,
     private readonly depth: number,
+    /**
+     * Shared by every nested execution of the run: the provider configuration its acceptance
+     * checked, until the run's first model call takes it (later calls read the store: the
+     * acceptance says nothing of how long after it they come).
+     */
+    private readonly accepted: { provider?: KeptProviderConfig },
   ) {}
 
-  /** The execution of a run; model calls add their tokens to `usage`. */
-  static start(services: ExecutionServices, accountId: string, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): RunExecution {
-    return new RunExecution(services, accountId, signal, telemetry, usage, 0);
+  /** The execution of a run; model calls add their tokens to `usage`. `provider`: see `RunExecutor.execute`. */
+  static start(services: ExecutionServices, accountId: string, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage, provider?: KeptProviderConfig): RunExecution {
+    return new RunExecution(services, accountId, signal, telemetry, usage, 0, { provider });
   }
 
   /** The same execution with steps and calls nested under `telemetry`. */
   within(telemetry: RunTelemetry): RunExecution {
-    return new RunExecution(this.services, this.accountId, this.signal, telemetry, this.usage, this.depth);
+    return new RunExecution(this.services, this.accountId, this.signal, telemetry, this.usage, this.depth, this.accepted);
   }
 
   /** The same execution under another signal (a flow stops its other steps when one fails). */
   withSignal(signal: AbortSignal): RunExecution {
-    return new RunExecution(this.services, this.accountId, signal, this.telemetry, this.usage, this.depth);
+    return new RunExecution(this.services, this.accountId, signal, this.telemetry, this.usage, this.depth, this.accepted);
   }
 
   /**
@@ -65,7 +71,9 @@ export class RunExecution implements Execution {
     this.signal.throwIfAborted();
     return this.telemetry.modelCall(step, choice.provider, choice.model, async () => {
       const { gates } = this.services;
-      const settings = await this.services.providers.getCallSettings(this.accountId, choice.provider);
+      const accepted = this.accepted.provider;
+      this.accepted.provider = undefined;
+      const settings = await this.services.providers.getCallSettings(this.accountId, choice.provider, accepted);
       const limits: ProviderLimits = { maxConcurrency: settings.limits.max_concurrency, requestsPerMinute: settings.limits.requests_per_minute };
       for (let attempt = 1; ; attempt++) {
         const permit = await gates.acquire(this.accountId, choice.provider, limits, this.signal);
@@ -106,7 +114,7 @@ export class RunExecution implements Execution {
     const runnable = await this.services.runnables.find(this.accountId, runnableId);
     if (!runnable) throw new RunFailure('runnable_not_found', `runnable ${runnableId} does not exist in this account`);
     this.signal.throwIfAborted();
-    const nested = new RunExecution(this.services, this.accountId, this.signal, this.telemetry, this.usage, this.depth + 1);
+    const nested = new RunExecution(this.services, this.accountId, this.signal, this.telemetry, this.usage, this.depth + 1, this.accepted);
     return executeRunnable(nested, runnable.config_content_type, runnable.config_content_parsed, inputs);
   }
 

@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
 import { HttpClient } from '../../../ports/http-client';
 import { ModelGateway } from '../../../ports/model-gateway';
-import { ProviderService } from '../../providers/provider-service';
+import { type KeptProviderConfig, ProviderService } from '../../providers/provider-service';
 import { ResourceService } from '../../resources/resource-service';
 import { RunnableService } from '../../runnables/runnable-service';
 import type { RunRecord, RunUsage } from '../run-record';
@@ -28,10 +28,13 @@ export class RunExecutor {
     this.services = { gateway, providers, runnables, http, gates };
   }
 
-  /** Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either way. */
-  async execute(run: RunRecord, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage): Promise<StepOutcome> {
+  /**
+   * Runs until the outputs are there or `signal` aborts; tokens used are added to `usage` either
+   * way. `provider`: a configuration the run's acceptance checked, for its first model call.
+   */
+  async execute(run: RunRecord, signal: AbortSignal, telemetry: RunTelemetry, usage: RunUsage, provider?: KeptProviderConfig): Promise<StepOutcome> {
     const inputs = await loadEmbeddedInputs(this.resources, run, signal);
-    const execution = RunExecution.start(this.services, run.account_id, signal, telemetry, usage);
+    const execution = RunExecution.start(this.services, run.account_id, signal, telemetry, usage, provider);
     const { config_content_type: type, config_content_parsed: config } = run.runnable_snapshot;
     return executeRunnable(execution, type, config, inputs);
   }
