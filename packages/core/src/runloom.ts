@@ -235,15 +235,16 @@ export async function createRunloom(options: CreateRunloomOptions = {}): Promise
   const started: Started = { lifecycles: [], queue: false, database: false };
   try {
     await container.loadAsync(platformModule, httpModule, ...featureModules, ...modules);
-    const database = await container.getAsync<Database>(Database);
-    started.database = true;
-    const migrations = container.isBound(Migrations) ? container.getAll<Migrations>(Migrations).flat() : [];
-    // The lifecycles are made while the migrations' records become durable (sql.js applies them at
-    // once, then waits for its log's fsync) or while they run (PostgreSQL): making them opens what
-    // they need (the secret key file, the event bus's connection), never the store's collections.
-    // Both end before either's failure is thrown, the migrations' first.
+    const migrated = container.getAsync<Database>(Database).then((database) => {
+      started.database = true;
+      return database.migrate(container.isBound(Migrations) ? container.getAll<Migrations>(Migrations).flat() : []);
+    });
+    // The lifecycles are made while the store opens and applies the migrations: making them opens
+    // what they need (the secret key file, the event bus's connection), never the store's
+    // collections, so their I/O (the fresh key file's syncs) goes on meanwhile rather than after.
+    // Both end before either's failure is thrown, the store's first.
     const [, lifecycles] = await settledInOrder(
-      database.migrate(migrations),
+      migrated,
       container.isBound(Lifecycle) ? container.getAllAsync<Lifecycle>(Lifecycle) : Promise.resolve([]),
     );
     const queue = container.get<JobQueue>(JobQueue);
