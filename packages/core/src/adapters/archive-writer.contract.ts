@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { fromBuffer, type Entry, type ZipFile } from 'yauzl';
 import type { ArchiveEntry, ArchiveWriter } from '../ports/archive-writer';
 

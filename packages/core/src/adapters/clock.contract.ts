@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import type { Clock } from '../ports/clock';
 
 /** A clock under test and how to let `ms` of its time pass (a real wait, or advancing a manual clock). */

@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import type { ContentHasher } from '../ports/content-hasher';
 
 /** The behaviour every `ContentHasher` adapter must have; each adapter's test file runs it. */

@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { ZipFile } from 'yazl';
 import { ConversionFailedError, type DocumentConverter } from '../ports/document-converter';
 

@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import type { BusEvent, EventBus } from '../ports/event-bus';
 
 /** A fresh, empty bus for one test, and what a durable or shared adapter can do beyond it. */

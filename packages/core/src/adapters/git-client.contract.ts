@@ -1,5 +1,5 @@
-import assert from 'node:assert/strict';
-import fs from 'node:fs';
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type GitClient, type GitCredentials, GitError, type GitFailureKind } from '../ports/git-client';
 import type { WorkspaceFileSystem } from '../ports/workspace-file-system';
@@ -169,7 +169,7 @@ export function describeGitClientContract(name: string, setup: () => Promise<Git
         await rejectsWith(bed.client.clone(await bed.workspace(), { url }), 'auth');
         const workspace = await bed.workspace();
         await bed.client.clone(workspace, { url, credentials: bed.remote.credentials });
-        const config = fs.readFileSync(path.join(workspace.localRoot!, '.git', 'config'), 'utf8');
+        const config = readFileSync(path.join(workspace.localRoot!, '.git', 'config'), 'utf8');
         assert.ok(!config.includes(bed.remote.credentials.password), 'the credentials stay out of .git/config');
       }
       await rejectsWith(bed.client.clone(await bed.workspace(), { url: `${url.replace(/\.git$/, '')}-missing.git`, credentials: bed.remote.credentials }), 'not_found');

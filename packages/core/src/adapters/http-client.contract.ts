@@ -1,5 +1,5 @@
-import assert from 'node:assert/strict';
-import http from 'node:http';
+import { strict as assert } from 'node:assert';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { EgressRefusedError, type EgressPolicy, type HttpClient, HttpRequestError } from '../ports/http-client';
@@ -8,8 +8,8 @@ import { EgressRefusedError, type EgressPolicy, type HttpClient, HttpRequestErro
 export interface LoopbackSink {
   port: number;
   connections: number;
-  requests: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[];
-  respond: (request: http.IncomingMessage, response: http.ServerResponse) => void;
+  requests: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[];
+  respond: (request: IncomingMessage, response: ServerResponse) => void;
   close(): Promise<void>;
 }
 
@@ -25,7 +25,7 @@ export async function startLoopbackSink(host = '127.0.0.1'): Promise<LoopbackSin
         server.close(() => resolve());
       }),
   };
-  const server = http.createServer((request, response) => {
+  const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {

@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { type Doc, DuplicateIdError, WriteConflictError } from '../ports/database';
 import type { Clock } from '../ports/clock';
 import type { JobContext, JobQueue } from '../ports/job-queue';

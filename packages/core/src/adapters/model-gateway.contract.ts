@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { startFakeVendor, type FakeVendorServer } from '../testing/fake-vendors';
 import type { ProviderName } from '../ports/provider-names';
 import { GuardedHttpClient } from './node/guarded-http-client';

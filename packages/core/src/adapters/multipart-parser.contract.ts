@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { MultipartError, type MultipartLimits, type MultipartParser, type MultipartPart } from '../ports/multipart-parser';
 import { patterned, readAll, streamOf } from './blob-store.contract';
 

@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import type { PasswordHasher } from '../ports/password-hasher';
 
 /** The behaviour every `PasswordHasher` adapter must have; each adapter's test file runs it. */

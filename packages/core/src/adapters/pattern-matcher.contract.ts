@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { InvalidPatternError, type PatternMatcher, PatternTimeoutError } from '../ports/pattern-matcher';
 
 /** The one contract every `PatternMatcher` adapter passes. */

@@ -1,12 +1,12 @@
-import assert from 'node:assert/strict';
-import os from 'node:os';
+import { strict as assert } from 'node:assert';
+import { tmpdir } from 'node:os';
 import { type LaunchedProcess, ProcessLaunchError, type ProcessLauncher } from '../ports/process-launcher';
 
 /** The one contract every `ProcessLauncher` adapter passes (POSIX programs: sh, printf, sleep). */
 export function describeProcessLauncherContract(name: string, create: () => ProcessLauncher): void {
   describe(`ProcessLauncher contract: ${name}`, () => {
     let launcher: ProcessLauncher;
-    const cwd = os.tmpdir();
+    const cwd = tmpdir();
     beforeEach(() => {
       launcher = create();
     });

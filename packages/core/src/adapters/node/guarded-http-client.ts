@@ -1,8 +1,8 @@
 import dns from 'node:dns';
 import http from 'node:http';
-import net from 'node:net';
+import { isIP, isIPv6, type LookupFunction } from 'node:net';
 import { finished, pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import { constants as zlibConstants, createBrotliDecompress, createGunzip, createInflate, type BrotliDecompress, type Gunzip, type Inflate } from 'node:zlib';
 import {
   EgressRefusedError,
   type EgressPolicy,
@@ -186,7 +186,7 @@ export class GuardedHttpClient implements HttpClient {
       if (range === undefined || (nameAllowed && range !== 'metadata')) continue;
       if (range !== 'invalid' && allow.some((entry) => entry.kind === 'address' && entry.host === normalizedAddress(address))) continue;
       const entryHost = range === 'metadata' || target.literal ? address : name;
-      throw new EgressRefusedError(target.hostname, address, range, `${net.isIPv6(entryHost) ? `[${entryHost}]` : entryHost}:${port}`);
+      throw new EgressRefusedError(target.hostname, address, range, `${isIPv6(entryHost) ? `[${entryHost}]` : entryHost}:${port}`);
     }
     return addresses;
   }
@@ -423,7 +423,7 @@ function parseTarget(raw: string): Target {
   if (url.username !== '' || url.password !== '') throw new HttpRequestError('invalid_url', 'the URL must not carry credentials (user:password@)');
   // WHATWG parsing already turned numeric IPv4 forms (0x7f.1, 2130706433) into dotted quads.
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  return { url, hostname, literal: net.isIP(hostname) !== 0 };
+  return { url, hostname, literal: isIP(hostname) !== 0 };
 }
 
 async function resolveWithDns(hostname: string): Promise<ResolvedAddress[]> {
@@ -433,11 +433,11 @@ async function resolveWithDns(hostname: string): Promise<ResolvedAddress[]> {
 
 /** The address an IP literal target names. */
 function literalAddresses(target: Target): ResolvedAddress[] {
-  return [{ address: target.hostname, family: net.isIP(target.hostname) as 4 | 6 }];
+  return [{ address: target.hostname, family: isIP(target.hostname) as 4 | 6 }];
 }
 
 /** Answers Node's socket `lookup` with the checked addresses and nothing else. */
-function answerLookup(addresses: ResolvedAddress[], hostname: string, options: dns.LookupOptions, callback: Parameters<net.LookupFunction>[2]): void {
+function answerLookup(addresses: ResolvedAddress[], hostname: string, options: dns.LookupOptions, callback: Parameters<LookupFunction>[2]): void {
   const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
   const candidates = family === 4 || family === 6 ? addresses.filter((address) => address.family === family) : addresses;
   const first = candidates[0];
@@ -601,15 +601,15 @@ function webBody(source: Readable): ReadableStream<Uint8Array> {
   );
 }
 
-function decoderFor(encoding: string | null): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
+function decoderFor(encoding: string | null): Gunzip | Inflate | BrotliDecompress | undefined {
   switch (encoding?.trim().toLowerCase()) {
     case 'gzip':
     case 'x-gzip':
-      return zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      return createGunzip({ flush: zlibConstants.Z_SYNC_FLUSH, finishFlush: zlibConstants.Z_SYNC_FLUSH });
     case 'deflate':
-      return zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      return createInflate({ flush: zlibConstants.Z_SYNC_FLUSH, finishFlush: zlibConstants.Z_SYNC_FLUSH });
     case 'br':
-      return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+      return createBrotliDecompress({ flush: zlibConstants.BROTLI_OPERATION_FLUSH, finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH });
     default:
       return undefined;
   }
