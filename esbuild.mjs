@@ -56,7 +56,9 @@ const bundledApart = {
  * were parsed and initialised by every server at start (mime-db's table alone a tenth of the core's
  * start). Only packages nothing touches at start belong here (`npm run bench -- start` shows it).
  */
-const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy', 'find-my-way', 'ipaddr.js'];
+const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearch', 'yazl', 'pg', 'picomatch', 'tinyglobby', '@fastify/busboy', 'find-my-way', 'ipaddr.js', 'lru-cache'];
+/** Resolves a package as the core's sources do: its own dependencies first (lru-cache 11 there, another version at the root). */
+const coreRequire = createRequire(path.resolve('packages/core/package.json'));
 /**
  * Node's own modules likewise, when only some requests use them (outbound lookups, spawned
  * processes): their stand-ins require the module itself on first use, with no bundle of their own.
@@ -77,7 +79,7 @@ const deferred = {
     );
     // The bundle of a package is what `require` gives (the export names `standIn` lists), not its ESM build.
     build.onResolve({ filter: /^deferred-entry:/ }, (args) => ({ path: args.path.slice('deferred-entry:'.length), namespace: 'deferred-entry' }));
-    build.onLoad({ filter: /.*/, namespace: 'deferred-entry' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, resolveDir: process.cwd(), loader: 'js' }));
+    build.onLoad({ filter: /.*/, namespace: 'deferred-entry' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, resolveDir: path.resolve('packages/core'), loader: 'js' }));
     build.onResolve({ filter: /^\.\/deferred\// }, (args) => ({ path: args.path, external: true }));
     build.onLoad({ filter: /.*/, namespace: 'deferred-package' }, (args) => ({ contents: standIn(args.path), loader: 'js' }));
   },
@@ -85,7 +87,7 @@ const deferred = {
 
 /** CommonJS source of the stand-in of package `name`: its export names (read here, at build time), each loading it on first use. */
 function standIn(name) {
-  const real = require(name);
+  const real = coreRequire(name);
   const load = `let loaded; const load = () => (loaded ??= require(${JSON.stringify(deferredBuiltins.includes(name) ? name : `./${deferredFile(name)}.js`)}));`;
   const names = Object.getOwnPropertyNames(real).filter((key) => typeof real !== 'function' || !['length', 'name', 'prototype', 'arguments', 'caller'].includes(key));
   const getters = names
