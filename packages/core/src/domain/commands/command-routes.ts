@@ -20,6 +20,7 @@ import {
   usageQuery,
 } from './command-schemas';
 import type { CommandService } from './command-service';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 export interface CommandRoutesDeps {
@@ -35,15 +36,18 @@ const noCommand = { description: 'no such workspace, or no command with this tri
 const noExecution = { description: 'no such workspace, command or execution', schema: apiErrorBody };
 const archived = { description: 'the workspace is archived', schema: apiErrorBody };
 
-const workspaceParams = z.object({ workspaceId: z.uuid().describe('workspace id') });
-const commandParams = workspaceParams.extend({ trigger: triggerSchema });
-const categoryParams = lazySchema(() => workspaceParams.extend({ category: categorySchema.describe('a category') }));
+/** The path parameters naming a workspace, and a command in it, that the other routes' add to. */
+const workspacePathFields = lazy(() => ({ workspaceId: z.uuid().describe('workspace id') }));
+const commandPathFields = lazy(() => ({ ...workspacePathFields(), trigger: triggerSchema }));
+const workspaceParams = lazySchema(() => z.object(workspacePathFields()));
+const commandParams = lazySchema(() => z.object(commandPathFields()));
+const categoryParams = lazySchema(() => z.object({ ...workspacePathFields(), category: categorySchema.describe('a category') }));
 const executionParams = lazySchema(() =>
-  commandParams.extend({ runId: z.uuid().describe('execution id (the runId execute answered)') }),
+  z.object({ ...commandPathFields(), runId: z.uuid().describe('execution id (the runId execute answered)') }),
 );
 
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
-const commandList = data(z.array(commandSchema));
+const commandList = lazySchema(() => data(z.array(commandSchema)));
 const changed = (schema: z.ZodType) => z.object({ message: z.string(), data: schema });
 
 /** The command routes of a workspace (docs/api.md#commands). */

@@ -3,6 +3,7 @@ import { pageQueryFields } from '../input/page-query';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
 import { processSpecSchema, TASK_TYPES } from './process-spec';
 import { PHASE_STATUSES, RUN_STATUSES, TASK_STATUSES } from './process-transitions';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /** The body of `POST …/processes/{processId}/runs` (docs/api.md#process-runs). */
@@ -33,7 +34,7 @@ export const approveSchema = lazySchema(() =>
 export type ApproveInput = z.input<typeof approveSchema>;
 
 /** A process id: a name in URLs. */
-export const processIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/, 'a process id is 1-200 letters, digits, _, . or -');
+export const processIdSchema = lazySchema(() => z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/, 'a process id is 1-200 letters, digits, _, . or -'));
 
 const taskErrorSchema = lazySchema(() => z.object({ code: z.string(), message: z.string() }));
 
@@ -86,9 +87,11 @@ export const processLogEntrySchema = lazySchema(() =>
 );
 
 export const processRunsParams = lazySchema(() => z.object({ workspaceId: z.string().max(200), processId: processIdSchema }));
-export const processRunParams = z.object({ workspaceId: z.string().max(200), runId: z.string().max(200) });
+/** The path parameters naming a process run, which a task's add to. */
+const processRunPathFields = lazy(() => ({ workspaceId: z.string().max(200), runId: z.string().max(200) }));
+export const processRunParams = lazySchema(() => z.object(processRunPathFields()));
 export const processTaskParams = lazySchema(() =>
-  processRunParams.extend({ phaseId: z.string().max(100), taskId: z.string().max(100) }),
+  z.object({ ...processRunPathFields(), phaseId: z.string().max(100), taskId: z.string().max(100) }),
 );
 export const processRunsQuery = lazySchema(() => z.object(pageQueryFields()));
 

@@ -19,7 +19,7 @@ import type { ThreadStream } from './thread-stream-registry';
 import type { ThreadStreams } from './thread-streams';
 import { lazySchema } from '../lazy-schema';
 
-const workspaceParams = z.object({ workspaceId: z.uuid() });
+const workspaceParams = lazySchema(() => z.object({ workspaceId: z.uuid() }));
 const threadParams = lazySchema(() => z.object({ workspaceId: z.uuid(), threadId: threadIdSchema }));
 
 const acknowledged = (data: z.ZodType) => z.object({ message: z.string(), data });

@@ -22,6 +22,7 @@ import {
 } from './workspace-file-schemas';
 import type { FileChange, WorkspaceFileService } from './workspace-file-service';
 import type { WorkspaceFileUploads } from './workspace-file-uploads';
+import { lazySchema } from '../lazy-schema';
 
 const TAG = 'workspace files';
 
@@ -31,8 +32,8 @@ const refusals = {
   404: error('no such workspace in this account, or no such file or directory'),
 };
 const changeRefusals = { ...refusals, 409: error('the workspace is archived, the target exists, or a file is where a directory is meant (or the reverse)') };
-const entryChange = changeEnvelope(workspaceEntrySchema);
-const deletion = changeEnvelope(z.object({ path: z.string() }));
+const entryChange = lazySchema(() => changeEnvelope(workspaceEntrySchema));
+const deletion = lazySchema(() => changeEnvelope(z.object({ path: z.string() })));
 const download = {
   206: { description: 'the requested byte range, with Content-Range', contentType: '*/*' },
   304: { description: 'If-None-Match matched the ETag' },

@@ -102,4 +102,4 @@ export const createLifecycleEventBody = lazySchema(() =>
     .meta({ id: 'LifecycleEventCreate', examples: [{ event: 'archived', notes: 'project finished' }] }),
 );
 
-export const workspaceParams = z.object({ workspaceId: z.uuid() });
+export const workspaceParams = lazySchema(() => z.object({ workspaceId: z.uuid() }));
