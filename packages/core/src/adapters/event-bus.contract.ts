@@ -245,8 +245,12 @@ export function describeEventBusContract(name: string, createBus: (options: { ba
   });
 }
 
-/** Retries an assertion until it holds (asynchronous adapters deliver a little later). */
-async function eventually(check: () => void, timeoutMs = 2000): Promise<void> {
+/**
+ * Retries an assertion until it holds (asynchronous adapters deliver a little later). The wait is
+ * generous because a passing check returns at once: on a loaded machine PostgreSQL took over 2 s
+ * to deliver the 200 concurrent publishes, and the check failed with events still on their way.
+ */
+async function eventually(check: () => void, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
