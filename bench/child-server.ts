@@ -14,6 +14,12 @@ export interface ChildServer {
    * rest is V8's compiler and GC threads, libuv's pool (fsync) and worker threads.
    */
   mainThreadCpuMs(): number;
+  /**
+   * Times its main thread has been switched out so far, for waiting (voluntary: its event loop ran
+   * out of work) or taken off a core for another thread (involuntary) (Linux; 0 elsewhere). Each
+   * costs the next burst of work a cold start (caches, and in a VM the vCPU's wake-up).
+   */
+  mainThreadSwitches(): { voluntary: number; involuntary: number };
   /** SIGTERM, then SIGKILL after 10 s; safe to call more than once. */
   stop(): Promise<void>;
   /** SIGKILL (a crash: nothing is flushed or handed back) and waits for the exit. */
@@ -81,6 +87,7 @@ export async function startChildServer(args: string[], logDir: string, env: Reco
         pid: child.pid!,
         cpuMs: () => processCpuMs(child.pid!),
         mainThreadCpuMs: () => statCpuMs(`/proc/${child.pid!}/task/${child.pid!}/stat`),
+        mainThreadSwitches: () => contextSwitches(`/proc/${child.pid!}/task/${child.pid!}/status`),
         stop: () =>
           (stopped ??= (async () => {
             child.kill('SIGTERM');
@@ -116,6 +123,17 @@ function statCpuMs(statFile: string): number {
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return 0;
+  }
+}
+
+/** The context switch counts of a /proc status file (a process's, or a thread's under task/); 0 where it is missing. */
+function contextSwitches(statusFile: string): { voluntary: number; involuntary: number } {
+  try {
+    const status = fs.readFileSync(statusFile, 'utf8');
+    const count = (name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { voluntary: count('voluntary_ctxt_switches'), involuntary: count('nonvoluntary_ctxt_switches') };
+  } catch {
+    return { voluntary: 0, involuntary: 0 };
   }
 }
 

@@ -21,7 +21,11 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
  * event notices) apart from what each process loses by batching half the load (fewer writes per
  * group commit and per socket write). A fourth, one instance sent runs by 8 clients (the load each
  * of two instances gets), sets that batching loss apart from what two busy servers cost each other
- * on 2 cores. ROUNDS rounds, the configurations alternating; medians.
+ * on 2 cores. ROUNDS rounds, the configurations alternating; medians. Beside each figure, the times
+ * the servers' main threads were switched out per run (waiting for work, or preempted): on this
+ * kind of machine a process's CPU per run follows them (each switch makes the next burst of work
+ * start cold), and a server sent half the runs, or sharing the cores with another busy one, is
+ * switched out more often per run.
  *
  * Every instance that is sent runs is warmed up first with WARMUP_RUNS_PER_INSTANCE of its own, so
  * the figures are those of warm processes. A fresh process spends about 2.5 s of CPU over its first
@@ -48,6 +52,8 @@ interface Figures {
   serverCpuMsPerRun: number;
   /** Transactions the database committed per run (every statement outside a transaction is one). */
   transactionsPerRun: number;
+  /** Main-thread context switches per run, the servers' together: voluntary (idle) and involuntary (preempted). */
+  switchesPerRun: { voluntary: number; involuntary: number };
 }
 
 /** How many servers share the database, how many of them the runs are submitted to (in turn), and by how many clients at once. */
@@ -115,21 +121,35 @@ async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Cli
       return runs / seconds;
     };
     const cpu = () => servers.reduce((sum, server) => sum + server.cpuMs(), 0);
+    const switches = () =>
+      servers.reduce(
+        (sum, server) => {
+          const { voluntary, involuntary } = server.mainThreadSwitches();
+          return { voluntary: sum.voluntary + voluntary, involuntary: sum.involuntary + involuntary };
+        },
+        { voluntary: 0, involuntary: 0 },
+      );
     const transactions = () => count(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = '${scratch.name}'`);
     try {
       await runsCompletedPerSecond(WARMUP_RUNS_PER_INSTANCE * submittedTo);
       const cpuBefore = cpu();
+      const switchesBefore = switches();
       const transactionsBefore = await transactions();
       const ownBefore = ownTransactions;
       const measureStart = process.hrtime.bigint();
       const runsPerSecond = await runsCompletedPerSecond(RUNS);
       const serverCpuMsPerRun = (cpu() - cpuBefore) / RUNS;
+      const switchesAfter = switches();
+      const switchesPerRun = {
+        voluntary: (switchesAfter.voluntary - switchesBefore.voluntary) / RUNS,
+        involuntary: (switchesAfter.involuntary - switchesBefore.involuntary) / RUNS,
+      };
       noteMeasureWindow(profileSubfolder, measureStart, process.hrtime.bigint());
       // The statistics reach pg_stat_database when each backend reports them (at most every 1 s, PostgreSQL 15).
       await new Promise((resolve) => setTimeout(resolve, 1500));
       // Less this bench's own reads (a transaction each).
       const ofServers = (await transactions()) - transactionsBefore - (ownTransactions - ownBefore);
-      return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ofServers / RUNS };
+      return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ofServers / RUNS, switchesPerRun };
     } finally {
       await database.end();
     }
@@ -166,11 +186,12 @@ export async function run(): Promise<BenchResult[]> {
         figures.get(setup)!.push(measured);
         process.stderr.write(
           `  multi-instance round ${round + 1}, ${setup.label}: ${measured.runsPerSecond.toFixed(0)} runs/s, server CPU ${measured.serverCpuMsPerRun.toFixed(2)} ms/run, ` +
-            `${measured.transactionsPerRun.toFixed(1)} database transactions/run\n`,
+            `${measured.transactionsPerRun.toFixed(1)} database transactions/run, ` +
+            `${measured.switchesPerRun.voluntary.toFixed(2)} + ${measured.switchesPerRun.involuntary.toFixed(2)} main-thread switches/run (idle + preempted)\n`,
         );
       }
     }
-    const medianOf = (setup: Setup, figure: keyof Figures) => median(figures.get(setup)!.map((entry) => entry[figure]));
+    const medianOf = (setup: Setup, figure: 'runsPerSecond' | 'serverCpuMsPerRun') => median(figures.get(setup)!.map((entry) => entry[figure]));
     const { one, two, twoOneBusy, oneHalfLoad } = SETUPS;
     return [
       benchResult({
