@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { isMissing } from '../node/durable-file-io';
 import { fsyncDirectory } from './log-format';
 
 /**
@@ -75,7 +76,7 @@ export function removeSnapshotTemp(dir: string): void {
   try {
     unlinkSync(snapshotTempPath(dir));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if (!isMissing(error)) throw error;
   }
 }
 
