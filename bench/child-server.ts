@@ -55,11 +55,17 @@ export function sharedInstanceFlags(
   return ['--database-url', databaseUrl, ...blobStoreFlags, '--workspaces-dir', path.join(root, 'workspaces'), '--secret-key', secretKey];
 }
 
-/** `node` flags writing a V8 CPU profile of the server into `BENCH_PROFILE_DIR` (or its `subfolder`) when that is set; none otherwise. */
-export function cpuProfileFlags(subfolder?: string): string[] {
+/** Where servers' CPU profiles go: `BENCH_PROFILE_DIR` (or its `subfolder`); undefined when it is not set. */
+export function profileFolder(subfolder?: string): string | undefined {
   const dir = process.env.BENCH_PROFILE_DIR;
-  if (!dir) return [];
-  return ['--cpu-prof', `--cpu-prof-dir=${subfolder === undefined ? dir : path.join(dir, subfolder)}`];
+  if (!dir) return undefined;
+  return subfolder === undefined ? dir : path.join(dir, subfolder);
+}
+
+/** `node` flags writing a V8 CPU profile of the server into `profileFolder(subfolder)` when there is one; none otherwise. */
+export function cpuProfileFlags(subfolder?: string): string[] {
+  const folder = profileFolder(subfolder);
+  return folder === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${folder}`];
 }
 
 /** The `--bootstrap-client` flag creating `client`. */

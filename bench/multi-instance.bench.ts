@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type BenchResult, benchResult } from './bench-result';
-import { bootstrapFlag, type ChildServer, cpuProfileFlags, median, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from './child-server';
+import { bootstrapFlag, type ChildServer, cpuProfileFlags, median, profileFolder, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from './child-server';
 import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
 import { CLIENT, connect } from './runs.bench';
 import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scratch-database';
@@ -166,10 +166,10 @@ async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Cli
  * on, so a profile can be cut to the measured runs (start and warm-up left out).
  */
 function noteMeasureWindow(subfolder: string, start: bigint, end: bigint): void {
-  const dir = process.env.BENCH_PROFILE_DIR;
-  if (!dir) return;
-  fs.mkdirSync(path.join(dir, subfolder), { recursive: true });
-  fs.appendFileSync(path.join(dir, subfolder, 'measure-windows.txt'), `${start / 1000n} ${end / 1000n}\n`);
+  const folder = profileFolder(subfolder);
+  if (folder === undefined) return;
+  fs.mkdirSync(folder, { recursive: true });
+  fs.appendFileSync(path.join(folder, 'measure-windows.txt'), `${start / 1000n} ${end / 1000n}\n`);
 }
 
 export async function run(): Promise<BenchResult[]> {
