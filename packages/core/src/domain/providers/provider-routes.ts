@@ -18,23 +18,26 @@ const providerParams = lazySchema(() =>
 export const MAX_PROVIDER_CONCURRENCY = 100_000;
 export const MAX_REQUESTS_PER_MINUTE = 10_000_000;
 
-const maxConcurrency = lazy(() =>
-  z
+/** A limit of the account's calls at a vendor: a whole number from 1 to `max`, or null for none. */
+function callLimit(field: string, max: number, description: string) {
+  return z
     .number()
-    .int('max_concurrency must be a whole number')
-    .min(1, 'max_concurrency must be at least 1')
-    .max(MAX_PROVIDER_CONCURRENCY, `max_concurrency must be at most ${MAX_PROVIDER_CONCURRENCY}`)
+    .int(`${field} must be a whole number`)
+    .min(1, `${field} must be at least 1`)
+    .max(max, `${field} must be at most ${max}`)
     .nullable()
-    .describe('calls of this account’s runs at this vendor at once; null or absent: no limit of its own'),
+    .describe(description);
+}
+
+const maxConcurrency = lazy(() =>
+  callLimit('max_concurrency', MAX_PROVIDER_CONCURRENCY, 'calls of this account’s runs at this vendor at once; null or absent: no limit of its own'),
 );
 const requestsPerMinute = lazy(() =>
-  z
-    .number()
-    .int('requests_per_minute must be a whole number')
-    .min(1, 'requests_per_minute must be at least 1')
-    .max(MAX_REQUESTS_PER_MINUTE, `requests_per_minute must be at most ${MAX_REQUESTS_PER_MINUTE}`)
-    .nullable()
-    .describe('calls of this account’s runs started per minute (bursts of a minute’s worth); null or absent: no limit of its own'),
+  callLimit(
+    'requests_per_minute',
+    MAX_REQUESTS_PER_MINUTE,
+    'calls of this account’s runs started per minute (bursts of a minute’s worth); null or absent: no limit of its own',
+  ),
 );
 
 const providerConfig = lazySchema(() =>
