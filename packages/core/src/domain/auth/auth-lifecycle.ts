@@ -5,7 +5,7 @@ import { AuthService } from './auth-service';
 import { parseBootstrapClients } from './bootstrap-clients';
 import { SigningKeyRing } from './signing-keys';
 
-/** At start: loads (or creates) the signing keys, then creates or updates the bootstrap clients. */
+/** At start: loads the signing keys (a fresh store's first is made on first use), then creates or updates the bootstrap clients. */
 @injectable()
 export class AuthLifecycle implements Lifecycle {
   readonly name = 'auth';

@@ -125,7 +125,7 @@ describe('AuthService', () => {
       assert.equal(issued.expires_in, 600);
       const header = decodeProtectedHeader(issued.access_token);
       assert.equal(header.alg, 'EdDSA');
-      assert.equal(header.kid, keys.currentSigner().kid);
+      assert.equal(header.kid, (await keys.currentSigner()).kid);
       const claims = decodeJwt(issued.access_token);
       assert.equal(claims.sub, client_id);
       assert.equal(claims.account_id, 'acct-a');
@@ -274,7 +274,7 @@ describe('AuthService', () => {
     });
 
     it('refuses a token that is not valid yet', async () => {
-      const { kid, privateKey } = keys.currentSigner();
+      const { kid, privateKey } = await keys.currentSigner();
       const now = clock.ms / 1000;
       const early = await new SignJWT({ account_id: 'acct-v' })
         .setProtectedHeader({ alg: 'EdDSA', kid })
@@ -289,7 +289,7 @@ describe('AuthService', () => {
     });
 
     it('refuses alg none, other algorithms, foreign keys, unknown kids, tampering and wrong issuers', async () => {
-      const { kid, privateKey } = keys.currentSigner();
+      const { kid, privateKey } = await keys.currentSigner();
       const [header, payload] = token.split('.') as [string, string, string];
       const encode = (value: object) => base64url.encode(JSON.stringify(value));
       const claims = decodeJwt(token);
@@ -312,15 +312,33 @@ describe('AuthService', () => {
   });
 
   describe('signing keys', () => {
+    it('makes the first key of a fresh store when it is first needed, once, however many ask at once', async () => {
+      assert.equal(await database.count(SIGNING_KEYS), 0);
+      const signers = await Promise.all([keys.currentSigner(), keys.currentSigner(), auth.publicJwks()]);
+      assert.equal(signers[0], signers[1]);
+      assert.deepEqual(
+        signers[2].map((key) => key.kid),
+        [signers[0].kid],
+      );
+      assert.equal(await database.count(SIGNING_KEYS), 1);
+    });
+
+    it('signs with the key another instance made first on a shared fresh store', async () => {
+      const other = await startAuth(database, clock);
+      const { kid } = await other.keys.currentSigner();
+      assert.equal((await keys.currentSigner()).kid, kid);
+      assert.equal(await database.count(SIGNING_KEYS), 1);
+    });
+
     it('seals the private key in the store and lists only public keys', async () => {
+      const jwks = await auth.publicJwks();
       const [stored] = await database.find(SIGNING_KEYS);
       const { d } = JSON.parse(await secretBox.open(String(stored?.private_jwk_sealed))) as { d?: string };
       assert.ok(d && d.length > 20);
-      assert.equal(keys.currentSigner().privateKey.extractable, false);
+      assert.equal((await keys.currentSigner()).privateKey.extractable, false);
       assert.ok(!JSON.stringify(stored).includes(d));
       assert.ok(!JSON.stringify(stored).includes('"d"'));
       assert.match(String(stored?.private_jwk_sealed), /^v1/);
-      const jwks = await auth.publicJwks();
       assert.equal(jwks.length, 1);
       assert.deepEqual(Object.keys(jwks[0]!).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x']);
       assert.equal(jwks[0]!.kid, stored?.id);
@@ -331,13 +349,13 @@ describe('AuthService', () => {
       const before = (await auth.issueToken(grant(client_id, client_secret))).access_token;
       const restarted = await startAuth(database, clock);
       assert.equal((await restarted.auth.verify(before)).accountId, 'acct-r');
-      assert.equal(restarted.keys.currentSigner().kid, keys.currentSigner().kid);
+      assert.equal((await restarted.keys.currentSigner()).kid, (await keys.currentSigner()).kid);
       assert.equal(await database.count(SIGNING_KEYS), 1);
     });
 
     it('rotates: new tokens use the new key, old ones verify until they expire, JWKS lists both meanwhile', async () => {
       const { client_id, client_secret } = await auth.createClient('acct-k');
-      const oldKid = keys.currentSigner().kid;
+      const oldKid = (await keys.currentSigner()).kid;
       const before = (await auth.issueToken(grant(client_id, client_secret))).access_token;
       const newKid = await auth.rotateSigningKey();
       const after = (await auth.issueToken(grant(client_id, client_secret))).access_token;

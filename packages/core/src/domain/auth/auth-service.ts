@@ -166,7 +166,7 @@ export class AuthServiceImpl implements AuthService {
     }
     attempt.succeeded();
 
-    const { kid, privateKey } = this.keys.currentSigner();
+    const { kid, privateKey } = await this.keys.currentSigner();
     const issuedAt = Math.floor(this.clock.now().getTime() / 1000);
     const ttl = this.config.tokenTtlSeconds;
     const accessToken = await new SignJWT({ account_id: client.account_id })

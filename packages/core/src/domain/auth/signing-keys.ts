@@ -23,6 +23,12 @@ interface SigningKeyRecord extends Doc {
   verify_until: string | null;
 }
 
+/** The key that signs new tokens. */
+interface Signer {
+  kid: string;
+  privateKey: CryptoKey;
+}
+
 interface LoadedKey {
   record: SigningKeyRecord;
   publicKey: CryptoKey;
@@ -39,7 +45,9 @@ const UNKNOWN_KID_REFRESH_MS = 1000;
 @injectable()
 export class SigningKeyRing {
   private readonly keys = new Map<string, LoadedKey>();
-  private signer: { kid: string; privateKey: CryptoKey } | undefined;
+  private signer: Signer | undefined;
+  /** The first key of a fresh store while it is being made, so concurrent first signers share it. */
+  private firstKey: Promise<Signer> | undefined;
   private lastRefreshMs = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -49,18 +57,21 @@ export class SigningKeyRing {
     @inject(RunloomConfig) private readonly config: RunloomConfig,
   ) {}
 
-  /** Loads the keys, creating the first one on a fresh store. */
+  /**
+   * Loads the keys; opening the signing key here is what tells, at start, a secret key that does not
+   * open this store's secrets. A fresh store gets its first key when a token or the JWKS first needs
+   * one (`currentSigner`): making it (a key pair, sealed, written durably) was ~5% of a start, for a
+   * key a server that is never asked for a token does not use.
+   */
   async start(): Promise<void> {
-    await this.refresh();
-    if (this.signer) return;
-    await this.database.write([{ op: 'insert', collection: SIGNING_KEYS, doc: await this.newKeyRecord() }]);
     await this.refresh();
   }
 
-  /** The key that signs new tokens. */
-  currentSigner(): { kid: string; privateKey: CryptoKey } {
-    if (!this.signer) throw new Error('signing keys are not loaded: start the Runloom instance first');
-    return this.signer;
+  /** The key that signs new tokens; on a fresh store, the first one, made now. */
+  async currentSigner(): Promise<Signer> {
+    if (this.signer) return this.signer;
+    this.firstKey ??= this.makeFirstKey().finally(() => (this.firstKey = undefined));
+    return this.firstKey;
   }
 
   /** The public key of `kid`, if it may still verify tokens. */
@@ -72,8 +83,9 @@ export class SigningKeyRing {
     return this.keys.get(kid)?.publicKey;
   }
 
-  /** Public keys still able to verify a live token, newest first: the JWKS `keys`. */
+  /** Public keys still able to verify a live token, newest first: the JWKS `keys`. Never empty. */
   async publicJwks(): Promise<JWK[]> {
+    await this.currentSigner();
     const records = await this.verifyingRecords();
     return records.map((record) => ({ ...record.public_jwk, kid: record.id, alg: record.alg, use: 'sig' }));
   }
@@ -96,6 +108,17 @@ export class SigningKeyRing {
     await this.database.write([...ops, { op: 'insert', collection: SIGNING_KEYS, doc: fresh }]);
     await this.refresh();
     return fresh.id;
+  }
+
+  /** Makes the store's first key, unless another instance has made one since this one last read. */
+  private async makeFirstKey(): Promise<Signer> {
+    await this.refresh();
+    if (!this.signer) {
+      await this.database.write([{ op: 'insert', collection: SIGNING_KEYS, doc: await this.newKeyRecord() }]);
+      await this.refresh();
+    }
+    if (!this.signer) throw new Error('the signing key just written is not in the store');
+    return this.signer;
   }
 
   /** Re-reads the store: the verifying keys, and the newest active key as the signer. */
