@@ -4,8 +4,8 @@ export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
 export { RunloomOptionsError } from './runloom-options';
 // The inversify the core is built with: a host's `modules` must come from this copy of it.
 export { ContainerModule } from 'inversify';
-// The zod the core is built with: the CLI's schemas use this copy, so a server parses one zod, not two.
-export { z } from 'zod';
+// The zod the core is built with, as far as the CLI's schemas use it (see cli-zod.ts).
+export * as z from './cli-zod';
 // Made on first use: the CLI's option schemas, most of which a start never parses a value with.
 export { lazySchema } from './domain/lazy-schema';
 export { DomainError, DomainErrorCodes, type DomainErrorCode, type DomainErrorExtras, type CredentialChallenge, type ErrorDetail } from './domain/errors';

@@ -1,5 +1,5 @@
 import { ContainerModule } from 'inversify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RunloomConfig } from './config';
 import { parseEgressAllow } from './adapters/node/address-policy';
 import { blobStoreProblem, checkS3Endpoint, isS3Url } from './adapters/s3/s3-location';

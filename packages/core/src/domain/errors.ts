@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /**
  * The refusals the domain gives, defined once: each code and its default message. Services,

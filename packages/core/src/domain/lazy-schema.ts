@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The schema `make()` returns, made on its first use (a parse, or the OpenAPI document) rather than

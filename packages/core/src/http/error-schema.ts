@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCodes, type ErrorCode } from './api-error';
 import { lazySchema } from '../domain/lazy-schema';
 

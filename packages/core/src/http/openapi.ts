@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiErrorBody } from './error-schema';
 import type { BodySpec, RouteDefinition } from './route';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiError } from './api-error';
 import { route } from './route';
 import { jsonResponse } from './http-result';

@@ -1,5 +1,5 @@
 import FindMyWay from 'find-my-way';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DomainError, type DomainErrorExtras, validationError } from '../domain/errors';
 import { refuseTooDeep } from '../domain/input/json-depth';
 import { ApiError } from './api-error';

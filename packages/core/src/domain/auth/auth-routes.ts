@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HttpResult } from '../../http/http-result';
 import { type Authenticator, route, type RouteDefinition } from '../../http/route';
 import { readText } from '../../http/exchange';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { pageQueryFields, decimalQueryInteger } from '../input/page-query';
 import { TEMPLATE_REFERENCE } from '../runnables/template-syntax';
 import { threadIdSchema } from '../threads/thread-schemas';

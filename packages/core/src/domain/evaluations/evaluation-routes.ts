@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
 import { pageQuery } from '../input/page-query';
 import { route, type RouteDefinition } from '../../http/route';

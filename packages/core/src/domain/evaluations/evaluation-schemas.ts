@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { lazySchema } from '../lazy-schema';
 
 /** docs/api.md#evaluations: how an output is scored against its gold label. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';

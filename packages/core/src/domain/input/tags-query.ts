@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Most distinct tags a list filter takes: no record holds more (see the records' tag schemas). */
 export const MAX_FILTER_TAGS = 100;

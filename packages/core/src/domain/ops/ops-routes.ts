@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiErrorBody } from '../../http/error-schema';
 import { textResponse } from '../../http/http-result';
 import { buildOpenApiDocument } from '../../http/openapi';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The one check that names and paths given by clients pass before anything stores or opens them

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { pageQueryFields } from '../input/page-query';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
 import { processSpecSchema, TASK_TYPES } from './process-spec';

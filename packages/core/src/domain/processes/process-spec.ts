@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DomainError, type ErrorDetail, validationError } from '../errors';
 import { executeArgsSchema } from '../commands/command-schemas';
 import { runResourcesSchema } from '../runs/run-schemas';

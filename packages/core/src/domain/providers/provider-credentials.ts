@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DomainError, type ErrorDetail } from '../errors';
 import { lazy } from '../lazy';
 import type { ProviderName } from '../../ports/provider-names';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { safePathSchema } from '../paths/safe-path';
 import { REPOSITORY_PROVIDERS } from './repository-hosts';
 import { MAX_REMOTE_URL_LENGTH } from './repository-remote';

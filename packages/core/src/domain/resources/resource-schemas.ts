@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { pageQueryFields } from '../input/page-query';
 import { tagsQuery } from '../input/tags-query';
 import { MAX_SEGMENT_LENGTH, safePathSchema } from '../paths/safe-path';

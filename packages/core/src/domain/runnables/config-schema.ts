@@ -1,5 +1,5 @@
 import { LineCounter, parseDocument, stringify, type Document } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { locateYamlPath as locate, yamlDepthOver } from '../input/yaml-document';
 import { compileJsonSchema } from './json-schema';

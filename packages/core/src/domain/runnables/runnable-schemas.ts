@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { decimalQueryInteger } from '../input/page-query';
 import { tagsQuery } from '../input/tags-query';
 import { RUNNABLE_TYPES, runnableConfigSchema } from './config-schema';

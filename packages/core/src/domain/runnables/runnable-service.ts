@@ -1,5 +1,5 @@
 import { inject, injectable } from 'inversify';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { refuseTooDeep } from '../input/json-depth';
 import { DomainError, type ErrorDetail } from '../errors';
 import { validationError } from '../errors';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { pageFields, pageQueryFields } from '../input/page-query';
 import { CALLBACK_STATUSES, RUN_STATUSES, TELEMETRY_STRATEGIES } from './run-record';
 import { lazy } from '../lazy';

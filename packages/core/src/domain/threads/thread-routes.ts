@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiError } from '../../http/api-error';
 import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';

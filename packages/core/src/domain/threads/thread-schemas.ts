@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { modelChoiceSchema } from '../workspaces/workspace-config';
 import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { validationError } from '../errors';
 import { refuseTooDeep } from '../input/json-depth';
 import { presentationHeaders } from '../resources/content-disposition';

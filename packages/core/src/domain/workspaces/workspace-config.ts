@@ -1,5 +1,5 @@
 import { Document, isCollection, isMap, isNode, isScalar, LineCounter, parseDocument } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DomainError, type ErrorDetail } from '../errors';
 import { MAX_JSON_DEPTH, TOO_DEEP_MESSAGE, withinDepthLimit } from '../input/json-depth';
 import { locateYamlPath, yamlDepthOver } from '../input/yaml-document';

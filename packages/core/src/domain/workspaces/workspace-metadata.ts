@@ -1,5 +1,5 @@
 import { inject, injectable, multiInject, optional } from 'inversify';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { WorkspaceFileSystem } from '../../ports/workspace-file-system';
 import type { workspaceMetadataSchema } from './workspace-schemas';
 import { WorkspaceService } from './workspace-service';

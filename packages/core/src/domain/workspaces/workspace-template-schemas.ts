@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { safePathSchema } from '../paths/safe-path';
 import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
