@@ -61,10 +61,11 @@ const deferredPackages = ['yaml', 'ajv', 'mime-types', 'prom-client', 'minisearc
 const coreRequire = createRequire(path.resolve('packages/core/package.json'));
 /**
  * Node's own modules likewise, when only some requests use them (outbound lookups, spawned
- * processes): their stand-ins require the module itself on first use, with no bundle of their own.
+ * processes, files streamed through a FileHandle): their stand-ins require the module itself on
+ * first use, with no bundle of their own.
  * Not one a start uses (node:zlib's crc32 frames the store's log, node:http listens).
  */
-const deferredBuiltins = ['node:dns', 'node:child_process'];
+const deferredBuiltins = ['node:dns', 'node:child_process', 'node:fs/promises'];
 const deferredFile = (name) => `deferred/${name.replace(/^@/, '').replace('/', '-')}`;
 const deferredEntries = Object.fromEntries(deferredPackages.map((name) => [deferredFile(name), `deferred-entry:${name}`]));
 const deferred = {

@@ -53,9 +53,9 @@ describe('deferred packages (bundled apart, required on first use)', () => {
     assert.deepEqual(loaded, []);
   });
 
-  it("nor Node's node:dns and node:child_process (deferredBuiltins), in a process of its own", () => {
+  it("nor Node's node:dns, node:child_process and node:fs/promises (deferredBuiltins), in a process of its own", () => {
     const script = `require(${JSON.stringify(path.join(CORE_DIST, 'index.js'))}); require(${JSON.stringify(path.join(CORE_DIST, 'node.js'))});
-      console.log(JSON.stringify(process.moduleLoadList.filter((name) => /^NativeModule (dns|child_process)$/.test(name))));`;
+      console.log(JSON.stringify(process.moduleLoadList.filter((name) => /^NativeModule (dns|child_process|fs[/]promises)$/.test(name))));`;
     assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })), []);
   });
 });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import fsPromises from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { syncDirectory } from './durable-file-io';
 
 describe('syncDirectory', () => {
   let root: string;
-  const realOpen = fsPromises.open;
+  const realOpen = fs.open;
+  const realFsync = fs.fsync;
   /** Each sync of a directory as it happens: when it started, and a way to let it finish. */
   let started: Array<{ directory: string; finish(): void }>;
   /** Directories opened for a sync, in order. */
@@ -18,18 +18,25 @@ describe('syncDirectory', () => {
     started = [];
     opened = [];
     // Holds each directory sync until the test lets it finish, so the test decides what overlaps.
-    fsPromises.open = (async (file: fs.PathLike, flags?: string | number) => {
-      const handle = await realOpen(file, flags);
-      if (flags !== 'r') return handle;
-      opened.push(String(file));
-      const sync = handle.sync.bind(handle);
-      handle.sync = () => new Promise<void>((resolve, reject) => started.push({ directory: String(file), finish: () => sync().then(resolve, reject) }));
-      return handle;
-    }) as typeof fsPromises.open;
+    const directoryOf = new Map<number, string>();
+    fs.open = ((file: fs.PathLike, flags: fs.OpenMode, callback: (error: NodeJS.ErrnoException | null, fd: number) => void) =>
+      realOpen(file, flags, (error, fd) => {
+        if (!error && flags === 'r') {
+          opened.push(String(file));
+          directoryOf.set(fd, String(file));
+        }
+        callback(error, fd);
+      })) as typeof fs.open;
+    fs.fsync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      const directory = directoryOf.get(fd);
+      if (directory === undefined) return realFsync(fd, callback);
+      started.push({ directory, finish: () => realFsync(fd, callback) });
+    }) as typeof fs.fsync;
   });
 
   afterEach(() => {
-    fsPromises.open = realOpen;
+    fs.open = realOpen;
+    fs.fsync = realFsync;
     fs.rmSync(root, { recursive: true, force: true });
   });
 

@@ -1,4 +1,5 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import { close, fsync, open } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 /**
  * The file plumbing the disk adapters share (`LocalDiskBlobStore`, `NodeWorkspaceFileSystem`):
@@ -199,18 +200,25 @@ function startDirectorySync(directory: string, changes: Promise<void>[]): Promis
  * close runs after.
  */
 async function fsyncDirectory(directory: string, changes: Promise<void>[], steps: { opened(): void; syncing(): void }): Promise<void> {
-  const handle = await open(directory, 'r');
+  const fd = await openDirectory(directory);
   steps.opened();
   if (changes.length > 0) await Promise.all(changes);
   steps.syncing();
   try {
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    throw error;
+    await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+  } finally {
+    // The sync is what callers wait for; a read-only descriptor's close has nothing left to fail.
+    close(fd, () => undefined);
   }
-  // The sync is what callers wait for; a read-only descriptor's close has nothing left to fail.
-  void handle.close().catch(() => undefined);
+}
+
+/**
+ * A read-only descriptor of `directory`, through node:fs's callbacks rather than node:fs/promises: a
+ * start fsyncs the data dir, and node:fs/promises (a FileHandle's machinery, with node:readline for
+ * its `readLines`) is otherwise loaded only by requests that stream files.
+ */
+function openDirectory(directory: string): Promise<number> {
+  return new Promise((resolve, reject) => open(directory, 'r', (error, fd) => (error ? reject(error) : resolve(fd))));
 }
 
 export function errorCode(error: unknown): string | undefined {
