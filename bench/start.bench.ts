@@ -9,11 +9,12 @@ import { median, processCpuMs } from './child-server';
  * Start-up of `runloom serve` (the built CLI, a fresh data dir each time): wall time from spawn
  * to its `listening on` line, the CPU time it used until then (every thread: on a shared, loaded
  * machine the steadier figure) and its RSS then, each beside a bare node:http server started the
- * same way in the same run, alternating, `BENCH_START_ROUNDS` (default 5) times; medians.
+ * same way in the same run, alternating, `BENCH_START_ROUNDS` (default 15) times; medians. One start
+ * takes ~0.2 s, and on a shared 2-core machine single starts of one build ranged 0.16–0.24 s in one run.
  */
 
 const CLI = path.join(path.resolve(__dirname, '..'), 'packages/server-adapter/dist/cli.js');
-const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 15);
 const BARE_SERVER = `const server = require('node:http').createServer((req, res) => res.end());
 server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));`;
 
