@@ -38,17 +38,17 @@ const archived = { description: 'the workspace is archived', schema: apiErrorBod
 
 /** The path parameters naming a workspace, and a command in it, that the other routes' add to. */
 const workspacePathFields = lazy(() => ({ workspaceId: z.uuid().describe('workspace id') }));
-const commandPathFields = lazy(() => ({ ...workspacePathFields(), trigger: triggerSchema }));
+const commandPathFields = lazy(() => ({ ...workspacePathFields(), trigger: triggerSchema() }));
 const workspaceParams = lazySchema(() => z.object(workspacePathFields()));
 const commandParams = lazySchema(() => z.object(commandPathFields()));
-const categoryParams = lazySchema(() => z.object({ ...workspacePathFields(), category: categorySchema.describe('a category') }));
+const categoryParams = lazySchema(() => z.object({ ...workspacePathFields(), category: categorySchema().describe('a category') }));
 const executionParams = lazySchema(() =>
   z.object({ ...commandPathFields(), runId: z.uuid().describe('execution id (the runId execute answered)') }),
 );
 
-const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
+const data = <T extends z.ZodType>(schema: T) => lazySchema(() => z.object({ data: schema }));
 const commandList = lazySchema(() => data(z.array(commandSchema)));
-const changed = (schema: z.ZodType) => z.object({ message: z.string(), data: schema });
+const changed = (schema: z.ZodType) => lazySchema(() => z.object({ message: z.string(), data: schema }));
 
 /** The command routes of a workspace (docs/api.md#commands). */
 export function commandRoutes({ commands, executions, clock, sse }: CommandRoutesDeps): RouteDefinition[] {
@@ -101,7 +101,7 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       params: workspaceParams,
       query: searchQuery,
       responses: {
-        200: { description: 'a page of results and how many there are', schema: data(z.object({ results: z.array(scoredCommandSchema), total: z.int() })) },
+        200: { description: 'a page of results and how many there are', schema: lazySchema(() => data(z.object({ results: z.array(scoredCommandSchema), total: z.int() }))) },
         404: noWorkspace,
       },
       handle: async ({ principal, params, query }) => ({
@@ -115,7 +115,7 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       tag: TAG,
       summary: 'The categories of the workspace’s commands, each with its number of commands',
       params: workspaceParams,
-      responses: { 200: { description: 'category → number of commands', schema: data(z.record(z.string(), z.int())) }, 404: noWorkspace },
+      responses: { 200: { description: 'category → number of commands', schema: lazySchema(() => data(z.record(z.string(), z.int()))) }, 404: noWorkspace },
       handle: async ({ principal, params }) => ({ status: 200, body: { data: await commands.categories(principal.accountId, params.workspaceId) } }),
     }),
     route({
@@ -175,7 +175,7 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       tag: TAG,
       summary: 'Delete a command (its file and its index entry; its executions stay readable)',
       params: commandParams,
-      responses: { 200: { description: 'deleted', schema: z.object({ message: z.string() }) }, 404: noCommand, 409: archived },
+      responses: { 200: { description: 'deleted', schema: lazySchema(() => z.object({ message: z.string() })) }, 404: noCommand, 409: archived },
       handle: async ({ principal, params }) => {
         await commands.delete(principal.accountId, params.workspaceId, params.trigger);
         return { status: 200, body: { message: `command '${params.trigger}' deleted` } };
@@ -189,7 +189,7 @@ export function commandRoutes({ commands, executions, clock, sse }: CommandRoute
       params: commandParams,
       body: { json: executeCommandSchema, optional: true },
       responses: {
-        200: { description: 'the execution is queued', schema: data(z.object({ runId: z.string(), status: z.enum(EXECUTION_STATUSES) })) },
+        200: { description: 'the execution is queued', schema: lazySchema(() => data(z.object({ runId: z.string(), status: z.enum(EXECUTION_STATUSES) }))) },
         400: { description: 'invalid input, a prompt without a model, or a process that never ran in the workspace: the message says what to fix', schema: apiErrorBody },
         403: { description: 'a shell command, and shell commands are disabled on this server (the message says how to enable them)', schema: apiErrorBody },
         404: { description: 'no such workspace, command or thread', schema: apiErrorBody },

@@ -20,10 +20,10 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 /** A trigger names a command in its route and its file (`.runloom/commands/<trigger>.yaml`). */
 export const TRIGGER_PATTERN = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
 const TRIGGER_RULE = 'a trigger is a slug: lowercase letters and digits, words joined by single - or _ (e.g. git-commit), at most 64 characters';
-export const triggerSchema = z.string().max(64, TRIGGER_RULE).regex(TRIGGER_PATTERN, TRIGGER_RULE).describe('slug naming the command');
+export const triggerSchema = lazy(() => z.string().max(64, TRIGGER_RULE).regex(TRIGGER_PATTERN, TRIGGER_RULE).describe('slug naming the command'));
 
 const CATEGORY_RULE = 'a category is a slug: lowercase letters and digits, words joined by single - or _, at most 64 characters';
-export const categorySchema = z.string().max(64, CATEGORY_RULE).regex(TRIGGER_PATTERN, CATEGORY_RULE);
+export const categorySchema = lazy(() => z.string().max(64, CATEGORY_RULE).regex(TRIGGER_PATTERN, CATEGORY_RULE));
 
 /** Shell command bounds: the default and the most a command may ask for. */
 export const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -53,7 +53,7 @@ const definitionFields = lazy(() => ({
   name: z.string().min(1, 'name must not be empty').max(200).optional().describe('defaults to the trigger'),
   description: z.string().max(2000).default(''),
   type: z.enum(COMMAND_TYPES, { error: `type must be one of ${COMMAND_TYPES.join(', ')}` }),
-  category: categorySchema.default('general'),
+  category: categorySchema().default('general'),
   template: z.string().min(1, 'template must not be empty').max(100_000).optional().describe('type prompt: the prompt, with {{arg}} placeholders'),
   runnable_id: z.string().min(1).max(200).optional().describe('type runnable: the runnable to run; args fill its inputs by name'),
   process_id: z.string().min(1).max(200).optional().describe('type process: the process whose run to create and start'),
@@ -77,7 +77,7 @@ const TYPE_FIELDS = Object.values(TYPE_FIELD);
 /** What a command file holds and the service stores: the definition, without usage. */
 export const commandDefinitionSchema = lazySchema(() =>
   z
-    .object({ trigger: triggerSchema, ...definitionFields() })
+    .object({ trigger: triggerSchema(), ...definitionFields() })
     .superRefine((command, context) => {
       const field = TYPE_FIELD[command.type];
       if (command[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: `a ${command.type} command needs ${field}` });
@@ -114,7 +114,7 @@ export type CommandDefinition = z.output<typeof commandDefinitionSchema>;
 
 /** `POST …/commands`: the definition (the router checks the shape, the service the rules). */
 export const createCommandSchema = lazySchema(() =>
-  z.object({ trigger: triggerSchema, ...definitionFields() }).meta({
+  z.object({ trigger: triggerSchema(), ...definitionFields() }).meta({
     id: 'CreateCommand',
     examples: [
       { trigger: 'summarize', type: 'prompt', template: 'Summarize: {{text}}', args: [{ name: 'text', required: true }] },
@@ -132,7 +132,7 @@ export const patchCommandSchema = lazySchema(() => {
       name: fields.name.unwrap(),
       description: z.string().max(2000),
       type: fields.type,
-      category: categorySchema,
+      category: categorySchema(),
       template: fields.template.unwrap().nullable(),
       runnable_id: fields.runnable_id.unwrap().nullable(),
       process_id: fields.process_id.unwrap().nullable(),
@@ -207,7 +207,7 @@ export const executeCommandSchema = lazySchema(() =>
   z
     .object({
       args: executeArgsSchema(),
-      threadId: threadIdSchema.optional().describe('with toolCallId: the thread the result is appended to'),
+      threadId: threadIdSchema().optional().describe('with toolCallId: the thread the result is appended to'),
       toolCallId: z.string().min(1).max(200).optional().describe('the tool call of the thread this execution answers'),
       model: modelChoiceSchema.optional().describe('type prompt: the model to use, over the command’s and the workspace’s'),
     })

@@ -37,7 +37,7 @@ export function evaluationRoutes(evaluations: EvaluationService): RouteDefinitio
       summary: 'List the evaluations of a run, oldest first',
       params: runParams,
       query: pageQuery,
-      responses: { 200: { description: 'the evaluations', schema: z.array(evaluationSchema) }, 400: { description: 'invalid limit or offset', schema: apiErrorBody }, 401: unauthorized, 404: notFound },
+      responses: { 200: { description: 'the evaluations', schema: lazySchema(() => z.array(evaluationSchema)) }, 400: { description: 'invalid limit or offset', schema: apiErrorBody }, 401: unauthorized, 404: notFound },
       handle: async ({ principal, params, query }) => ({ status: 200, body: await evaluations.list(principal.accountId, params.run_id, query) }),
     }),
     route({
@@ -55,7 +55,7 @@ export function evaluationRoutes(evaluations: EvaluationService): RouteDefinitio
       tag: 'evaluations',
       summary: 'Delete an evaluation (irreversible)',
       params: evaluationParams,
-      responses: { 200: { description: 'deleted', schema: z.object({ id: z.uuid() }) }, 401: unauthorized, 404: notFound },
+      responses: { 200: { description: 'deleted', schema: lazySchema(() => z.object({ id: z.uuid() })) }, 401: unauthorized, 404: notFound },
       handle: async ({ principal, params }) => {
         await evaluations.delete(principal.accountId, params.run_id, params.evaluation_id);
         return { status: 200, body: { id: params.evaluation_id } };

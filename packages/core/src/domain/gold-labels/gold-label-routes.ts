@@ -38,7 +38,7 @@ export function goldLabelRoutes(goldLabels: GoldLabelService): RouteDefinition[]
       summary: 'List the gold labels of a run, oldest first',
       params: runParams,
       query: pageQuery,
-      responses: { 200: { description: 'the labels', schema: z.array(goldLabelSchema) }, ...errors },
+      responses: { 200: { description: 'the labels', schema: lazySchema(() => z.array(goldLabelSchema)) }, ...errors },
       handle: async ({ principal, params, query }) => ({ status: 200, body: await goldLabels.list(principal.accountId, params.run_id, query) }),
     }),
     route({
@@ -76,7 +76,7 @@ export function goldLabelRoutes(goldLabels: GoldLabelService): RouteDefinition[]
       tag: 'gold-labels',
       summary: 'Delete a gold label',
       params: labelParams,
-      responses: { 200: { description: 'deleted', schema: z.object({ id: z.uuid() }) }, 401: errors[401], 404: errors[404] },
+      responses: { 200: { description: 'deleted', schema: lazySchema(() => z.object({ id: z.uuid() })) }, 401: errors[401], 404: errors[404] },
       handle: async ({ principal, params }) => {
         await goldLabels.delete(principal.accountId, params.run_id, params.gold_label_id);
         return { status: 200, body: { id: params.gold_label_id } };

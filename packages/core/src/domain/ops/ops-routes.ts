@@ -5,6 +5,7 @@ import { buildOpenApiDocument } from '../../http/openapi';
 import { route, type RouteDefinition } from '../../http/route';
 import type { Metrics } from '../../ports/metrics';
 import { requireMetricsToken } from './metrics-access';
+import { lazySchema } from '../lazy-schema';
 
 export interface Readiness {
   /** Each check's name and whether it passes: the store open, the job queue running, … */
@@ -31,7 +32,7 @@ export function opsRoutes(deps: {
       public: true,
       tag: 'ops',
       summary: 'Liveness: the process answers',
-      responses: { 200: { description: 'alive', schema: z.object({ status: z.literal('ok') }) } },
+      responses: { 200: { description: 'alive', schema: lazySchema(() => z.object({ status: z.literal('ok') })) } },
       handle: async () => ({ status: 200, body: { status: 'ok' } }),
     }),
     route({
@@ -41,8 +42,8 @@ export function opsRoutes(deps: {
       tag: 'ops',
       summary: 'Readiness: the store is open and the job queue runs',
       responses: {
-        200: { description: 'ready', schema: z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.boolean()) }) },
-        503: { description: 'not ready', schema: z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), z.boolean()) }) },
+        200: { description: 'ready', schema: lazySchema(() => z.object({ status: z.literal('ready'), checks: z.record(z.string(), z.boolean()) })) },
+        503: { description: 'not ready', schema: lazySchema(() => z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), z.boolean()) })) },
       },
       handle: async () => {
         const checks = await deps.readiness.check();

@@ -18,6 +18,7 @@ import {
 } from './process-schemas';
 import type { WorkspaceEvent } from '../workspace-events/workspace-events';
 import { FINAL_RUN_STATUSES, type RunStatus } from './process-transitions';
+import { lazySchema } from '../lazy-schema';
 
 const TAG = 'process runs';
 const invalid = { description: 'invalid input: details say what to fix', schema: apiErrorBody };
@@ -80,7 +81,7 @@ export function processRoutes(processes: ProcessRunService, clock: Clock, sse: S
       summary: "The process's runs in the workspace, newest first",
       params: processRunsParams,
       query: processRunsQuery,
-      responses: { 200: { description: 'the runs', schema: z.object({ data: z.array(processRunSchema) }) }, 400: invalid, 404: notFound },
+      responses: { 200: { description: 'the runs', schema: lazySchema(() => z.object({ data: z.array(processRunSchema) })) }, 400: invalid, 404: notFound },
       handle: async ({ principal, params, query }) => ({
         status: 200,
         body: { data: await processes.list(principal.accountId, params.workspaceId, params.processId, query) },
@@ -117,7 +118,7 @@ export function processRoutes(processes: ProcessRunService, clock: Clock, sse: S
       tag: TAG,
       summary: "The run's log: every transition and the tasks' output lines, oldest first",
       params: processRunParams,
-      responses: { 200: { description: 'the log', schema: z.object({ data: z.array(processLogEntrySchema) }) }, 404: notFound },
+      responses: { 200: { description: 'the log', schema: lazySchema(() => z.object({ data: z.array(processLogEntrySchema) })) }, 404: notFound },
       handle: async ({ principal, params }) => ({ status: 200, body: { data: await processes.logs(principal.accountId, params.workspaceId, params.runId) } }),
     }),
     route({

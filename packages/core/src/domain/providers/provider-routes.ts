@@ -76,7 +76,7 @@ export function providerRoutes(providers: ProviderService): RouteDefinition[] {
       tag: 'providers',
       summary: 'List the account’s LLM provider configurations, secrets masked',
       responses: {
-        200: { description: 'configurations in provider order', schema: z.object({ data: z.array(providerConfig) }) },
+        200: { description: 'configurations in provider order', schema: lazySchema(() => z.object({ data: z.array(providerConfig) })) },
         401: responses.unauthorized,
       },
       handle: async ({ principal }) => ({ status: 200, body: { data: await providers.list(principal.accountId) } }),
@@ -106,12 +106,12 @@ export function providerRoutes(providers: ProviderService): RouteDefinition[] {
       summary: 'Delete a provider configuration',
       params: providerParams,
       responses: {
-        200: { description: 'deleted', schema: z.object({ provider: z.enum(PROVIDER_NAMES) }) },
+        200: { description: 'deleted', schema: lazySchema(() => z.object({ provider: z.enum(PROVIDER_NAMES) })) },
         400: { description: 'unknown provider name', schema: apiErrorBody },
         401: responses.unauthorized,
         404: {
           description: 'no configuration for this provider',
-          schema: z.object({ error: z.object({ code: z.literal('NOT_FOUND'), message: z.string() }) }),
+          schema: lazySchema(() => z.object({ error: z.object({ code: z.literal('NOT_FOUND'), message: z.string() }) })),
         },
       },
       handle: async ({ principal, params }) => {

@@ -14,6 +14,7 @@ import {
   repositoryStatusSchema,
 } from './repository-schemas';
 import type { RepositoryService } from './repository-service';
+import { lazySchema } from '../lazy-schema';
 
 const TAG = 'repositories';
 
@@ -38,7 +39,7 @@ export function repositoryRoutes(repositories: RepositoryService): RouteDefiniti
       path: '/workspaces/repository-integrations',
       tag: TAG,
       summary: 'List the repository hosting integrations (generic git, GitHub, GitLab, Bitbucket) and how the account’s workspaces use them',
-      responses: { 200: { description: 'the four integrations', schema: dataEnvelope(z.array(repositoryIntegrationSchema)) } },
+      responses: { 200: { description: 'the four integrations', schema: lazySchema(() => dataEnvelope(z.array(repositoryIntegrationSchema))) } },
       handle: async ({ principal }) => ({ status: 200, body: { data: await repositories.integrations(principal.accountId) } }),
     }),
     route({
@@ -75,7 +76,7 @@ export function repositoryRoutes(repositories: RepositoryService): RouteDefiniti
       tag: TAG,
       summary: 'Disconnect the workspace from its repository and forget the token; the files, .git included, stay',
       params: workspaceParams,
-      responses: { 200: { description: 'disconnected', schema: z.object({ message: z.string() }) }, 404: errors[404], 409: errors[409] },
+      responses: { 200: { description: 'disconnected', schema: lazySchema(() => z.object({ message: z.string() })) }, 404: errors[404], 409: errors[409] },
       handle: async ({ principal, params }) => {
         await repositories.disconnect(principal.accountId, params.workspaceId);
         return { status: 200, body: { message: 'repository disconnected' } };

@@ -80,7 +80,7 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
       tag: 'resources',
       summary: 'List resources, oldest first, by directory and tags (all must match)',
       query: listQuerySchema,
-      responses: { 200: { description: 'a page of resources', schema: z.array(resourceSchema) }, 400: errors[400], 401: errors[401] },
+      responses: { 200: { description: 'a page of resources', schema: lazySchema(() => z.array(resourceSchema)) }, 400: errors[400], 401: errors[401] },
       handle: async ({ principal, query }) => ({ status: 200, body: await resources.list(principal.accountId, query) }),
     }),
     route({
@@ -140,7 +140,7 @@ export function resourcesRoutes(resources: ResourceService, uploads: ResourceUpl
       summary: 'Delete a resource; its bytes go when no other resource shares them',
       params: resourceIdParams,
       responses: {
-        200: { description: 'deleted', schema: z.object({ id: z.string() }) },
+        200: { description: 'deleted', schema: lazySchema(() => z.object({ id: z.string() })) },
         401: errors[401],
         404: errors[404],
         409: { description: 'a queued or running run embeds the resource', schema: apiErrorBody },

@@ -10,6 +10,7 @@ import {
   updateRunnableInput,
 } from './runnable-schemas';
 import type { RunnableService } from './runnable-service';
+import { lazySchema } from '../lazy-schema';
 
 const invalid = { description: 'invalid input: details say what to fix', schema: apiErrorBody };
 const notFound = { description: 'no runnable with this id in the account', schema: apiErrorBody };
@@ -32,7 +33,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       tag: 'runnables',
       summary: "The account's runnables, oldest first, filtered by type and tags (all given tags must be present)",
       query: listRunnablesQuery,
-      responses: { 200: { description: 'the runnables', schema: z.array(runnableSchema) }, 400: invalid },
+      responses: { 200: { description: 'the runnables', schema: lazySchema(() => z.array(runnableSchema)) }, 400: invalid },
       handle: async ({ principal, query }) => ({ status: 200, jsonText: await runnables.listJson(principal.accountId, query) }),
     }),
     route({
@@ -60,7 +61,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       tag: 'runnables',
       summary: 'Delete a runnable and its history; its runs stay readable',
       params: runnableIdParams,
-      responses: { 200: { description: 'deleted', schema: z.object({ id: z.uuid() }) }, 404: notFound },
+      responses: { 200: { description: 'deleted', schema: lazySchema(() => z.object({ id: z.uuid() })) }, 404: notFound },
       handle: async ({ principal, params }) => {
         await runnables.delete(principal.accountId, params.id);
         return { status: 200, body: { id: params.id } };
@@ -72,7 +73,7 @@ export function runnablesRoutes(runnables: RunnableService): RouteDefinition[] {
       tag: 'runnables',
       summary: 'The configuration history of a runnable, version 1 first',
       params: runnableIdParams,
-      responses: { 200: { description: 'the versions', schema: z.array(runnableVersionSchema) }, 404: notFound },
+      responses: { 200: { description: 'the versions', schema: lazySchema(() => z.array(runnableVersionSchema)) }, 404: notFound },
       handle: async ({ principal, params }) => ({ status: 200, body: await runnables.listVersions(principal.accountId, params.id) }),
     }),
   ];

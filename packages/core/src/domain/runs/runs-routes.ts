@@ -3,6 +3,7 @@ import { apiErrorBody } from '../../http/error-schema';
 import { route, type RouteDefinition } from '../../http/route';
 import type { RunService } from './run-service';
 import { listRunsQuery, runIdParams, runModeQuery, runnableRunsParams, runRequestSchema, runViewSchema } from './run-schemas';
+import { lazySchema } from '../lazy-schema';
 
 const invalid = { description: 'invalid input: details say what to fix', schema: apiErrorBody };
 const runNotFound = { description: 'no run with this id in the account', schema: apiErrorBody };
@@ -20,7 +21,7 @@ export function runsRoutes(runs: RunService): RouteDefinition[] {
       body: { json: runRequestSchema, optional: true },
       responses: {
         200: { description: 'mode=sync: the finished run', schema: runViewSchema },
-        202: { description: 'mode=async: the run is queued', schema: z.object({ id: z.string() }) },
+        202: { description: 'mode=async: the run is queued', schema: lazySchema(() => z.object({ id: z.string() })) },
         400: invalid,
         404: { description: 'no such runnable, or a resource id that is not the account’s', schema: apiErrorBody },
       },
@@ -45,7 +46,7 @@ export function runsRoutes(runs: RunService): RouteDefinition[] {
       tag: 'runs',
       summary: "The account's runs, newest first, filtered by runnable_id and status",
       query: listRunsQuery,
-      responses: { 200: { description: 'the runs', schema: z.array(runViewSchema) }, 400: invalid },
+      responses: { 200: { description: 'the runs', schema: lazySchema(() => z.array(runViewSchema)) }, 400: invalid },
       handle: async ({ principal, query }) => ({ status: 200, body: await runs.list(principal.accountId, query) }),
     }),
     route({

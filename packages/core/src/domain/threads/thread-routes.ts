@@ -20,9 +20,9 @@ import type { ThreadStreams } from './thread-streams';
 import { lazySchema } from '../lazy-schema';
 
 const workspaceParams = lazySchema(() => z.object({ workspaceId: z.uuid() }));
-const threadParams = lazySchema(() => z.object({ workspaceId: z.uuid(), threadId: threadIdSchema }));
+const threadParams = lazySchema(() => z.object({ workspaceId: z.uuid(), threadId: threadIdSchema() }));
 
-const acknowledged = (data: z.ZodType) => z.object({ message: z.string(), data });
+const acknowledged = (data: z.ZodType) => lazySchema(() => z.object({ message: z.string(), data }));
 const errors = {
   404: { description: 'no such workspace (in this account) or thread', schema: apiErrorBody },
 };
@@ -45,7 +45,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       summary: "List the workspace's threads from the metadata index, most recently updated first",
       params: workspaceParams,
       query: pageQuery,
-      responses: { 200: { description: 'the threads', schema: z.object({ data: z.array(threadMetadataSchema) }) }, ...errors },
+      responses: { 200: { description: 'the threads', schema: lazySchema(() => z.object({ data: z.array(threadMetadataSchema) })) }, ...errors },
       handle: async ({ principal, params, query }) => ({ status: 200, body: { data: await threads.list(principal.accountId, params.workspaceId, query) } }),
     }),
     route({
@@ -54,7 +54,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       tag: 'threads',
       summary: 'Get a thread with its messages',
       params: threadParams,
-      responses: { 200: { description: 'the thread', schema: z.object({ data: threadSchema }) }, ...errors, ...broken },
+      responses: { 200: { description: 'the thread', schema: lazySchema(() => z.object({ data: threadSchema })) }, ...errors, ...broken },
       handle: async ({ principal, params }) => ({
         status: 200,
         body: { data: await threads.get(principal.accountId, params.workspaceId, params.threadId) },
@@ -113,7 +113,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       tag: 'threads',
       summary: 'Delete a thread (its file and its index row)',
       params: threadParams,
-      responses: { 200: { description: 'deleted', schema: z.object({ message: z.string() }) }, ...errors, ...archived },
+      responses: { 200: { description: 'deleted', schema: lazySchema(() => z.object({ message: z.string() })) }, ...errors, ...archived },
       handle: async ({ principal, params }) => {
         await threads.delete(principal.accountId, params.workspaceId, params.threadId);
         return { status: 200, body: { message: `thread ${params.threadId} deleted` } };
@@ -128,7 +128,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       responses: {
         200: {
           description: 'rebuilt: how many threads the files hold, and how many of them are broken',
-          schema: acknowledged(z.object({ threads: z.int(), problems: z.int() })),
+          schema: lazySchema(() => acknowledged(z.object({ threads: z.int(), problems: z.int() }))),
         },
         404: { description: 'no such workspace in this account', schema: apiErrorBody },
       },
@@ -158,7 +158,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       tag: 'threads',
       summary: "Rejoin a thread's active stream from its start, or after the chunk named by Last-Event-ID; 204 when none is active",
       params: workspaceParams,
-      query: z.object({ threadId: threadIdSchema }),
+      query: lazySchema(() => z.object({ threadId: threadIdSchema() })),
       responses: {
         200: eventStream,
         204: { description: 'no reply is streaming on this thread' },
@@ -176,7 +176,7 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       tag: 'threads',
       summary: "Cancel the thread's streaming reply; answers once the partial reply is saved (marked cancelled)",
       params: threadParams,
-      responses: { 200: { description: 'cancelled, or nothing was streaming', schema: z.object({ message: z.string() }) }, ...errors, ...broken },
+      responses: { 200: { description: 'cancelled, or nothing was streaming', schema: lazySchema(() => z.object({ message: z.string() })) }, ...errors, ...broken },
       handle: async ({ principal, params }) => {
         const cancelled = await streams.cancel(principal.accountId, params.workspaceId, params.threadId);
         return {
@@ -194,20 +194,22 @@ export function threadRoutes(threads: ThreadService, streams: ThreadStreams, clo
       responses: {
         200: {
           description: 'the active streams',
-          schema: z.object({
-            data: z.array(
-              z.object({
-                stream_id: z.string(),
-                thread_id: z.string(),
-                message_id: z.string(),
-                model: z.object({ provider: z.string(), model: z.string() }),
-                started_at: z.string(),
-                chunks: z.int(),
-                buffered_bytes: z.int(),
-                subscribers: z.int(),
-              }),
-            ),
-          }),
+          schema: lazySchema(() =>
+            z.object({
+              data: z.array(
+                z.object({
+                  stream_id: z.string(),
+                  thread_id: z.string(),
+                  message_id: z.string(),
+                  model: z.object({ provider: z.string(), model: z.string() }),
+                  started_at: z.string(),
+                  chunks: z.int(),
+                  buffered_bytes: z.int(),
+                  subscribers: z.int(),
+                }),
+              ),
+            }),
+          ),
         },
         404: { description: 'no such workspace in this account', schema: apiErrorBody },
       },

@@ -11,10 +11,12 @@ import { lazySchema } from '../lazy-schema';
  */
 
 /** A thread id: a path parameter and a file name (`.runloom/threads/<id>.json`), so no dots or slashes. */
-export const threadIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id is 1 to 128 letters, digits, _ or -')
-  .meta({ examples: ['0196b3c4-6a1e-7c3b-9a52-5d0c2f8e1a77'] });
+export const threadIdSchema = lazy(() =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id is 1 to 128 letters, digits, _ or -')
+    .meta({ examples: ['0196b3c4-6a1e-7c3b-9a52-5d0c2f8e1a77'] }),
+);
 
 const toolPartType = lazy(() => z.templateLiteral(['tool-', z.string().min(1)]));
 const dataPartType = lazy(() => z.templateLiteral(['data-', z.string().min(1)]));
@@ -60,7 +62,7 @@ const messages = lazySchema(() => z.array(uiMessageSchema()).max(10_000, 'a thre
 export const threadSchema = lazySchema(() =>
   z
     .object({
-      id: threadIdSchema,
+      id: threadIdSchema(),
       title: title(),
       messages,
       summary: summary(),
@@ -121,7 +123,7 @@ export const streamThreadBody = lazySchema(() => {
   const uiMessage = uiMessageSchema();
   return z
     .object({
-      threadId: threadIdSchema,
+      threadId: threadIdSchema(),
       message: z.union([z.string(), uiMessage.extend({ id: uiMessage.shape.id.optional(), role: z.literal('user') })]),
       model: modelChoiceSchema.optional().describe("overrides the workspace config's models.default"),
     })

@@ -7,6 +7,7 @@ import type { Logger } from '../../ports/logger';
 import { decimalQueryInteger } from '../input/page-query';
 import type { WorkspaceService } from '../workspaces/workspace-service';
 import type { PublishedWorkspaceEvent, WorkspaceEvent, WorkspaceEvents } from './workspace-events';
+import { lazySchema } from '../lazy-schema';
 
 export interface WorkspaceEventsRoutesDeps {
   workspaces: WorkspaceService;
@@ -38,12 +39,14 @@ export function workspaceEventsRoutes({ workspaces, events, clock, sse, logger }
       path: '/workspace/{workspaceId}/events',
       summary: 'Follow the events of a workspace (server-sent events)',
       tag: 'workspaces',
-      params: z.object({ workspaceId: z.uuid() }),
-      query: z.object({
-        lastEventId: decimalQueryInteger('lastEventId', { min: 0, max: Number.MAX_SAFE_INTEGER })
-          .optional()
-          .describe('the id of the last event received, for clients that cannot send the Last-Event-ID header; the header wins'),
-      }),
+      params: lazySchema(() => z.object({ workspaceId: z.uuid() })),
+      query: lazySchema(() =>
+        z.object({
+          lastEventId: decimalQueryInteger('lastEventId', { min: 0, max: Number.MAX_SAFE_INTEGER })
+            .optional()
+            .describe('the id of the last event received, for clients that cannot send the Last-Event-ID header; the header wins'),
+        }),
+      ),
       responses: {
         200: {
           description:

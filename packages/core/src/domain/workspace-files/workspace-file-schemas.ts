@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazy } from '../lazy';
 import { lazySchema } from '../lazy-schema';
 
 /**
@@ -12,14 +13,14 @@ export const MAX_SEARCH_DEPTH = 64;
 /** Longest glob pattern, in characters (a path's bound). */
 export const MAX_GLOB_LENGTH = 4096;
 
-const pathField = z.string().describe('relative to the workspace root, `/`-separated (no `..`, `\\`, NUL or control characters)');
+const pathField = lazy(() => z.string().describe('relative to the workspace root, `/`-separated (no `..`, `\\`, NUL or control characters)'));
 
-export const filePathQuery = lazySchema(() => z.object({ path: pathField }));
+export const filePathQuery = lazySchema(() => z.object({ path: pathField() }));
 export const directoryPathQuery = lazySchema(() =>
-  z.object({ path: pathField.describe("relative to the workspace root; '' or absent: the whole workspace").optional() }),
+  z.object({ path: pathField().describe("relative to the workspace root; '' or absent: the whole workspace").optional() }),
 );
 export const moveQuery = lazySchema(() =>
-  z.object({ path: pathField.describe('what to move'), newPath: pathField.describe('where it goes; must not exist') }),
+  z.object({ path: pathField().describe('what to move'), newPath: pathField().describe('where it goes; must not exist') }),
 );
 
 export const workspaceEntrySchema = lazySchema(() =>

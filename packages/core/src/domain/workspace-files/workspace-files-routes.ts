@@ -57,7 +57,7 @@ export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: Works
       body: { stream: { mediaTypes: ['*/*'], description: UPLOAD_DESCRIPTION, schemas: { 'application/json': uploadRequestSchema } } },
       responses: {
         200: { description: 'the bytes replaced an existing file', schema: entryChange },
-        201: { description: 'the upload URL (`data.upload_url`), or the file created', schema: z.union([dataEnvelope(uploadTicketSchema), entryChange]) },
+        201: { description: 'the upload URL (`data.upload_url`), or the file created', schema: lazySchema(() => z.union([dataEnvelope(uploadTicketSchema), entryChange])) },
         ...changeRefusals,
         413: error('the content (or `size`) is over the upload limit'),
       },
@@ -223,7 +223,7 @@ export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: Works
       summary: 'Find files and directories by glob (picomatch), relative to the root, down to maxDepth',
       params: workspaceParams,
       body: { json: searchPathsSchema },
-      responses: { 200: { description: 'the matches, sorted by path', schema: dataEnvelope(z.array(searchResultSchema)) }, ...refusals },
+      responses: { 200: { description: 'the matches, sorted by path', schema: lazySchema(() => dataEnvelope(z.array(searchResultSchema))) }, ...refusals },
       handle: async ({ principal, params, body }) => ({ status: 200, body: { data: await files.searchPaths(principal.accountId, params.workspaceId, body) } }),
     }),
   ];

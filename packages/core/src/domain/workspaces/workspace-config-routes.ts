@@ -5,6 +5,7 @@ import { workspaceConfigSchema } from './workspace-config';
 import type { WorkspaceConfigService } from './workspace-config-service';
 import { workspaceErrors } from './workspace-routes';
 import { changeEnvelope, dataEnvelope, workspaceParams } from './workspace-schemas';
+import { lazySchema } from '../lazy-schema';
 
 const brokenFile = 'the patch, or the configuration file on disk, is invalid: details name each problem (with line and column in the file)';
 
@@ -32,9 +33,11 @@ export function workspaceConfigRoutes(config: WorkspaceConfigService): RouteDefi
       summary: 'Deep-merge a change into the configuration: objects merge, arrays replace, null deletes; comments and key order are kept',
       params: workspaceParams,
       body: {
-        json: z
-          .record(z.string(), z.unknown(), { error: 'the body must be a JSON object of the keys to change' })
-          .meta({ id: 'WorkspaceConfigPatch', examples: [{ models: { default: { provider: 'openai', model: 'gpt-4o' } } }] }),
+        json: lazySchema(() =>
+          z
+            .record(z.string(), z.unknown(), { error: 'the body must be a JSON object of the keys to change' })
+            .meta({ id: 'WorkspaceConfigPatch', examples: [{ models: { default: { provider: 'openai', model: 'gpt-4o' } } }] }),
+        ),
       },
       responses: {
         200: { description: 'the configuration after the change', schema: changeEnvelope(workspaceConfigSchema) },

@@ -15,6 +15,7 @@ import {
   workspaceSchema,
 } from './workspace-schemas';
 import type { WorkspaceService } from './workspace-service';
+import { lazySchema } from '../lazy-schema';
 
 const TAG = 'workspaces';
 
@@ -33,7 +34,7 @@ export function workspaceRoutes(workspaces: WorkspaceService, metadata: Workspac
       tag: TAG,
       summary: 'List the workspaces of the account, newest first (deleted ones are left out)',
       query: pageQuery,
-      responses: { 200: { description: 'the workspaces', schema: dataEnvelope(z.array(workspaceSchema)) } },
+      responses: { 200: { description: 'the workspaces', schema: lazySchema(() => dataEnvelope(z.array(workspaceSchema))) } },
       handle: async ({ principal, query }) => ({ status: 200, body: { data: await workspaces.list(principal.accountId, query) } }),
     }),
     route({
@@ -110,7 +111,7 @@ export function workspaceRoutes(workspaces: WorkspaceService, metadata: Workspac
       summary: 'List the lifecycle events of a workspace, oldest first',
       params: workspaceParams,
       query: pageQuery,
-      responses: { 200: { description: 'the events', schema: dataEnvelope(z.array(lifecycleEventSchema)) }, 404: workspaceErrors[404] },
+      responses: { 200: { description: 'the events', schema: lazySchema(() => dataEnvelope(z.array(lifecycleEventSchema))) }, 404: workspaceErrors[404] },
       handle: async ({ principal, params, query }) => ({
         status: 200,
         body: { data: await workspaces.listLifecycleEvents(principal.accountId, params.workspaceId, query) },

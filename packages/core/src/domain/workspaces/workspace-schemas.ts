@@ -12,12 +12,12 @@ import { lazySchema } from '../lazy-schema';
 
 /** `{data}`: what a workspace route answers to a read. */
 export function dataEnvelope<T extends z.ZodType>(data: T) {
-  return z.object({ data });
+  return lazySchema(() => z.object({ data }));
 }
 
 /** `{message, data}`: what a workspace route answers to a change. */
 export function changeEnvelope<T extends z.ZodType>(data: T) {
-  return z.object({ message: z.string().describe('what was done, for people'), data });
+  return lazySchema(() => z.object({ message: z.string().describe('what was done, for people'), data }));
 }
 
 const workspaceName = lazy(() => z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters'));

@@ -5,6 +5,7 @@ import { pageQuery } from '../input/page-query';
 import { changeEnvelope, dataEnvelope } from './workspace-schemas';
 import { createTemplateBody, workspaceTemplateSchema, workspaceTemplateSummarySchema } from './workspace-template-schemas';
 import type { WorkspaceTemplateService } from './workspace-template-service';
+import { lazySchema } from '../lazy-schema';
 
 /** docs/api.md#workspace-templates. */
 export function workspaceTemplateRoutes(templates: WorkspaceTemplateService): RouteDefinition[] {
@@ -15,7 +16,7 @@ export function workspaceTemplateRoutes(templates: WorkspaceTemplateService): Ro
       tag: 'workspaces',
       summary: 'List the workspace templates of the account, newest first (files by path and size)',
       query: pageQuery,
-      responses: { 200: { description: 'the templates', schema: dataEnvelope(z.array(workspaceTemplateSummarySchema)) } },
+      responses: { 200: { description: 'the templates', schema: lazySchema(() => dataEnvelope(z.array(workspaceTemplateSummarySchema))) } },
       handle: async ({ principal, query }) => ({ status: 200, body: { data: await templates.list(principal.accountId, query) } }),
     }),
     route({
@@ -38,7 +39,7 @@ export function workspaceTemplateRoutes(templates: WorkspaceTemplateService): Ro
       path: '/workspaces/templates/{templateId}',
       tag: 'workspaces',
       summary: 'Get a workspace template with its files',
-      params: z.object({ templateId: z.uuid() }),
+      params: lazySchema(() => z.object({ templateId: z.uuid() })),
       responses: {
         200: { description: 'the template', schema: dataEnvelope(workspaceTemplateSchema) },
         404: { description: 'no such template in this account', schema: apiErrorBody },
