@@ -10,76 +10,90 @@ export class RunloomOptionsError extends Error {
   override readonly name = 'RunloomOptionsError';
 }
 
-const positiveInteger = z.number().refine((value) => Number.isSafeInteger(value) && value > 0, 'must be a positive integer');
-const nonNegativeInteger = z.number().refine((value) => Number.isSafeInteger(value) && value >= 0, 'must be an integer ≥ 0');
+const positiveInteger = () => z.number().refine((value) => Number.isSafeInteger(value) && value > 0, 'must be a positive integer');
+const nonNegativeInteger = () => z.number().refine((value) => Number.isSafeInteger(value) && value >= 0, 'must be an integer ≥ 0');
 
 /**
  * One rule per `RunloomConfig` field: the `satisfies` below makes a field added to the config
- * without a rule here a type error, so no option goes unchecked.
+ * without a rule here a type error, so no option goes unchecked. Each is made only when its option
+ * is given (a host gives few; all of them were ~80 zod schemas made by every start).
  */
 const configRules = {
-  dataDir: z.string().trim().min(1, 'must be a folder path, not empty'),
-  databaseUrl: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in dataDir'),
-  workspacesDir: z.string().trim().min(1, 'must be a folder path, not empty; leave it unset for <dataDir>/workspaces'),
-  blobStore: z
-    .string()
-    .trim()
-    .min(1, 'must be a folder path or an s3://bucket/prefix URL, not empty; leave it unset for <dataDir>/blobs')
-    .superRefine((value, context) => {
-      const problem = blobStoreProblem(value);
-      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  dataDir: () => z.string().trim().min(1, 'must be a folder path, not empty'),
+  databaseUrl: () =>
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// or postgresql:// URL; leave it unset to use the embedded store in dataDir'),
+  workspacesDir: () => z.string().trim().min(1, 'must be a folder path, not empty; leave it unset for <dataDir>/workspaces'),
+  blobStore: () =>
+    z
+      .string()
+      .trim()
+      .min(1, 'must be a folder path or an s3://bucket/prefix URL, not empty; leave it unset for <dataDir>/blobs')
+      .superRefine((value, context) => {
+        const problem = blobStoreProblem(value);
+        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+      }),
+  s3Endpoint: () =>
+    z.string().superRefine((value, context) => {
+      try {
+        checkS3Endpoint(value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
     }),
-  s3Endpoint: z.string().superRefine((value, context) => {
-    try {
-      checkS3Endpoint(value);
-    } catch (error) {
-      context.addIssue({ code: 'custom', message: (error as Error).message });
-    }
-  }),
-  basePath: z
-    .string()
-    .regex(/^((\/[\w.~-]+)+)?$/, "must be '' or look like /prefix or /a/b (letters, digits, . _ ~ -), without a trailing /"),
+  basePath: () =>
+    z
+      .string()
+      .regex(/^((\/[\w.~-]+)+)?$/, "must be '' or look like /prefix or /a/b (letters, digits, . _ ~ -), without a trailing /"),
   tokenTtlSeconds: positiveInteger,
-  rateLimit: z.number().nonnegative('must be a number ≥ 0 (0 turns limiting off)').refine(Number.isFinite, 'must be a finite number'),
+  rateLimit: () => z.number().nonnegative('must be a number ≥ 0 (0 turns limiting off)').refine(Number.isFinite, 'must be a finite number'),
   jsonBodyLimitBytes: positiveInteger,
   uploadLimitBytes: positiveInteger,
-  allowPrivateNetwork: z.boolean(),
-  egressAllow: z.array(z.string()).superRefine((entries, context) => {
-    try {
-      parseEgressAllow(entries);
-    } catch (error) {
-      context.addIssue({ code: 'custom', message: (error as Error).message });
-    }
-  }),
+  allowPrivateNetwork: () => z.boolean(),
+  egressAllow: () =>
+    z.array(z.string()).superRefine((entries, context) => {
+      try {
+        parseEgressAllow(entries);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
   callbackMaxAttempts: positiveInteger,
   callbackInitialBackoffMs: nonNegativeInteger,
   callbackTimeoutMs: positiveInteger,
   runConcurrency: positiveInteger,
   runConcurrencyPerAccount: positiveInteger,
   threadStreamIdleTimeoutMs: positiveInteger,
-  secretKey: z
-    .string()
-    .refine((value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)'),
-  metricsToken: z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces'),
-  bootstrapClients: z.array(z.string()).superRefine((entries, context) => {
-    try {
-      parseBootstrapClients(entries);
-    } catch (error) {
-      // Its message names the entry by position and never repeats it: entries hold secrets.
-      context.addIssue({ code: 'custom', message: (error as Error).message });
-    }
-  }),
-  shellCommands: z.boolean(),
-} satisfies { [K in keyof RunloomConfig]-?: z.ZodType<Exclude<RunloomConfig[K], undefined>> };
+  secretKey: () =>
+    z
+      .string()
+      .refine((value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)'),
+  metricsToken: () => z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces'),
+  bootstrapClients: () =>
+    z.array(z.string()).superRefine((entries, context) => {
+      try {
+        parseBootstrapClients(entries);
+      } catch (error) {
+        // Its message names the entry by position and never repeats it: entries hold secrets.
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+  shellCommands: () => z.boolean(),
+} satisfies { [K in keyof RunloomConfig]-?: () => z.ZodType<Exclude<RunloomConfig[K], undefined>> };
 
-const optionsSchema = z.strictObject({
-  ...Object.fromEntries(Object.entries(configRules).map(([key, rule]) => [key, rule.optional()])),
-  modules: z
-    .array(z.custom<ContainerModule>((value) => value instanceof ContainerModule, "must be a ContainerModule imported from '@runloom/core'"))
-    .optional(),
-});
+const modulesRule = () =>
+  z.array(z.custom<ContainerModule>((value) => value instanceof ContainerModule, "must be a ContainerModule imported from '@runloom/core'"));
+
+/**
+ * The options object's schema for the options `given`: their rules, in the rules' order (so the
+ * first issue is the one a schema of every option would give first), strict, so any other key is
+ * an unknown option.
+ */
+function optionsSchema(given: Record<string, unknown>) {
+  const rules: Record<string, () => z.ZodType> = { ...configRules, modules: modulesRule };
+  return z.strictObject(Object.fromEntries(Object.entries(rules).flatMap(([key, rule]) => (Object.hasOwn(given, key) ? [[key, rule()]] : []))));
+}
 
 /**
  * Checks `createRunloom`'s options (undefined means "the default") and answers the config overrides
@@ -91,7 +105,7 @@ export function parseRunloomOptions(options: unknown): { overrides: Partial<Runl
   }
   const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
   // Parsed once a Runloom: zod's generated fast path for an object (a `new Function` to compile) would cost more than it saves.
-  const result = optionsSchema.safeParse(defined, { jitless: true });
+  const result = optionsSchema(defined).safeParse(defined, { jitless: true });
   if (!result.success) throw new RunloomOptionsError(describe(result.error.issues[0]!));
   const { modules = [], ...overrides } = result.data as Partial<RunloomConfig> & { modules?: ContainerModule[] };
   if (overrides.s3Endpoint !== undefined && !isS3Url(overrides.blobStore ?? '')) {
