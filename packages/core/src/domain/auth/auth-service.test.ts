@@ -368,13 +368,32 @@ describe('AuthService', () => {
       await refused(auth.verify(before), /expired/);
     });
 
-    it('verifies tokens signed by a key another instance rotated in', async () => {
+    it('verifies at once tokens signed by a key another instance rotated in', async () => {
       const other = await startAuth(database, clock);
       await other.auth.rotateSigningKey();
       const { client_id, client_secret } = await other.auth.createClient('acct-m');
       const fromOther = (await other.auth.issueToken(grant(client_id, client_secret))).access_token;
-      clock.advance(1000);
       assert.equal((await auth.verify(fromOther)).accountId, 'acct-m');
+    });
+
+    it('verifies at once tokens signed by the first key another instance made on the shared fresh store', async () => {
+      const other = await startAuth(database, clock);
+      const { client_id, client_secret } = await other.auth.createClient('acct-f');
+      const fromOther = (await other.auth.issueToken(grant(client_id, client_secret))).access_token;
+      assert.equal((await auth.verify(fromOther)).accountId, 'acct-f');
+    });
+
+    it('reads the store for unknown kids at most once a second', async () => {
+      const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+      const forged = (kid: string) => new SignJWT({ account_id: 'acct-x' }).setProtectedHeader({ alg: 'EdDSA', kid }).setIssuer(TOKEN_ISSUER).setSubject('c').setIssuedAt().setExpirationTime('5m').sign(privateKey);
+      let reads = 0;
+      const find = database.find.bind(database);
+      database.find = (...args) => ((reads += 1), find(...args));
+      for (const kid of ['a', 'b', 'c']) await refused(auth.verify(await forged(kid)), /unknown key/);
+      assert.equal(reads, 1);
+      clock.advance(1000);
+      await refused(auth.verify(await forged('d')), /unknown key/);
+      assert.equal(reads, 2);
     });
   });
 });

@@ -48,7 +48,12 @@ export class SigningKeyRing {
   private signer: Signer | undefined;
   /** The first key of a fresh store while it is being made, so concurrent first signers share it. */
   private firstKey: Promise<Signer> | undefined;
-  private lastRefreshMs = Number.NEGATIVE_INFINITY;
+  /**
+   * When an unknown `kid` last made this ring read the store. Only those reads count: a key another
+   * instance made (its first on a fresh store, or a rotation) must verify on the first token it
+   * signed, however recently this ring loaded its keys for another reason.
+   */
+  private lastUnknownKidRefreshMs = Number.NEGATIVE_INFINITY;
 
   constructor(
     @inject(Database) private readonly database: Database,
@@ -78,7 +83,9 @@ export class SigningKeyRing {
   async publicKey(kid: string): Promise<CryptoKey | undefined> {
     const known = this.keys.get(kid);
     if (known) return known.publicKey;
-    if (this.clock.now().getTime() - this.lastRefreshMs < UNKNOWN_KID_REFRESH_MS) return undefined;
+    const now = this.clock.now().getTime();
+    if (now - this.lastUnknownKidRefreshMs < UNKNOWN_KID_REFRESH_MS) return undefined;
+    this.lastUnknownKidRefreshMs = now;
     await this.refresh();
     return this.keys.get(kid)?.publicKey;
   }
@@ -123,7 +130,6 @@ export class SigningKeyRing {
 
   /** Re-reads the store: the verifying keys, and the newest active key as the signer. */
   private async refresh(): Promise<void> {
-    this.lastRefreshMs = this.clock.now().getTime();
     const records = await this.verifyingRecords();
     this.keys.clear();
     for (const record of records) {
