@@ -293,6 +293,16 @@ describe('workspace files over HTTP', function () {
       }
       assert.equal((await call(`/directory/download?path=nowhere`)).status, 404);
     });
+
+    it('refuses with 409, naming the file, a directory holding a name a zip reader would take as a drive', async () => {
+      assert.equal((await call(`/files?path=${q('odd/c:notes.txt')}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })).status, 201);
+      const answer = await call(`/directory/download?path=odd`);
+      assert.equal(answer.status, 409);
+      assert.match((await answer.json()).error, /^'odd\/c:notes\.txt' cannot be put in a zip: .*drive/);
+      // Deeper, the same name is no drive: the directory above it zips.
+      const zip = await unzip(Buffer.from(await (await call(`/directory/download`)).arrayBuffer()));
+      assert.ok(zip.has('odd/c:notes.txt'), [...zip.keys()].join(', '));
+    });
   });
 
   describe('PDF', function () {

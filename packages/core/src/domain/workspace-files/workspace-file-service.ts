@@ -41,6 +41,17 @@ export interface WriteOptions {
 
 /** Levels a zip walks at most: deeper than any real tree, bounded so a walk always ends. */
 const ZIP_DEPTH = 1024;
+
+/**
+ * Why `path` cannot be an entry of a zip, if it cannot: the format (APPNOTE 4.4.17) has no drive
+ * letter and no backslash in a name, since readers take `c:notes` as a drive and `a\b` as a
+ * directory and file; storing such a name under another would change the file unasked.
+ */
+function unzippableName(path: string): string | undefined {
+  if (path.includes('\\')) return 'a backslash, which zip readers take as a directory separator';
+  if (/^[a-zA-Z]:/.test(path)) return 'a letter and a colon first, which zip readers take as a drive';
+  return undefined;
+}
 const CONVERTIBLE = new Set(['doc', 'docx']);
 
 /**
@@ -192,6 +203,8 @@ export class WorkspaceFileService {
     async function* entries(): AsyncIterable<ArchiveEntry> {
       for await (const entry of files.walk(target, { maxDepth: ZIP_DEPTH })) {
         const path = entry.path.slice(prefix.length);
+        const problem = unzippableName(path);
+        if (problem) throw DomainError.conflict(`'${entry.path}' cannot be put in a zip: its name has ${problem}; rename it, or download a directory that does not hold it`);
         if (entry.type === 'directory') yield { path, type: 'directory', mtime: entry.mtime, size: 0 };
         else yield { path, type: 'file', mtime: entry.mtime, size: entry.size, open: () => files.readFile(entry.path) };
       }

@@ -202,7 +202,7 @@ export function workspaceFilesRoutes(files: WorkspaceFileService, uploads: Works
       summary: "A zip of the directory ('' or no path: the whole workspace), files stored uncompressed, streamed as it is written, with its Content-Length",
       params: workspaceParams,
       query: directoryPathQuery,
-      responses: { 200: { description: 'the zip', contentType: 'application/zip' }, ...refusals, 409: error('the path is a file') },
+      responses: { 200: { description: 'the zip', contentType: 'application/zip' }, ...refusals, 409: error('the path is a file, or a name in the directory cannot be put in a zip') },
       handle: async ({ principal, params, query }) => {
         const { name, size, stream } = await files.zip(principal.accountId, params.workspaceId, query.path);
         return new Response(stream, {
