@@ -85,15 +85,8 @@ const configRules = {
 const modulesRule = () =>
   z.array(z.custom<ContainerModule>((value) => value instanceof ContainerModule, "must be a ContainerModule imported from '@runloom/core'"));
 
-/**
- * The options object's schema for the options `given`: their rules, in the rules' order (so the
- * first issue is the one a schema of every option would give first), strict, so any other key is
- * an unknown option.
- */
-function optionsSchema(given: Record<string, unknown>) {
-  const rules: Record<string, () => z.ZodType> = { ...configRules, modules: modulesRule };
-  return z.strictObject(Object.fromEntries(Object.entries(rules).flatMap(([key, rule]) => (Object.hasOwn(given, key) ? [[key, rule()]] : []))));
-}
+/** The rules by option name: the config's, then the host's `modules`. */
+const optionRules: Record<string, () => z.ZodType> = { ...configRules, modules: modulesRule };
 
 /**
  * Checks `createRunloom`'s options (undefined means "the default") and answers the config overrides
@@ -104,23 +97,30 @@ export function parseRunloomOptions(options: unknown): { overrides: Partial<Runl
     throw new RunloomOptionsError('createRunloom: options must be an object');
   }
   const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
-  // Parsed once a Runloom: zod's generated fast path for an object (a `new Function` to compile) would cost more than it saves.
-  const result = optionsSchema(defined).safeParse(defined, { jitless: true });
-  if (!result.success) throw new RunloomOptionsError(describe(result.error.issues[0]!));
-  const { modules = [], ...overrides } = result.data as Partial<RunloomConfig> & { modules?: ContainerModule[] };
+  // Each given option by its rule, in the rules' order, then the unknown ones: the error a strict
+  // object of every rule would give first, without making the object or the rules of the others.
+  const parsed: Record<string, unknown> = {};
+  for (const [name, rule] of Object.entries(optionRules)) {
+    if (!Object.hasOwn(defined, name)) continue;
+    const result = rule().safeParse(defined[name]);
+    if (!result.success) throw new RunloomOptionsError(describe(name, result.error.issues[0]!));
+    parsed[name] = result.data;
+  }
+  const unknown = Object.keys(defined).filter((name) => !Object.hasOwn(optionRules, name));
+  if (unknown.length > 0) {
+    throw new RunloomOptionsError(`createRunloom: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => `'${name}'`).join(', ')}`);
+  }
+  const { modules = [], ...overrides } = parsed as Partial<RunloomConfig> & { modules?: ContainerModule[] };
   if (overrides.s3Endpoint !== undefined && !isS3Url(overrides.blobStore ?? '')) {
     throw new RunloomOptionsError('createRunloom: options.s3Endpoint needs options.blobStore to be an s3://bucket/prefix URL');
   }
   return { overrides, modules };
 }
 
-function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') {
-    return `createRunloom: unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `'${key}'`).join(', ')}`;
-  }
-  const where = issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? part : `.${String(part)}`)).join('');
+function describe(name: string, issue: z.core.$ZodIssue): string {
+  const where = issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('');
   const message = issue.code === 'invalid_type' ? `must be ${article(issue.expected)}` : issue.message;
-  return `createRunloom: options.${where} ${message}`;
+  return `createRunloom: options.${name}${where} ${message}`;
 }
 
 function article(type: string): string {
