@@ -6,8 +6,6 @@ export { RunloomOptionsError } from './runloom-options';
 export { ContainerModule } from 'inversify';
 // The zod the core is built with, as far as the CLI's schemas use it (see cli-zod.ts).
 export * as z from './cli-zod';
-// Made on first use: the CLI's option schemas, most of which a start never parses a value with.
-export { lazySchema } from './domain/lazy-schema';
 export { DomainError, DomainErrorCodes, type DomainErrorCode, type DomainErrorExtras, type CredentialChallenge, type ErrorDetail } from './domain/errors';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';

@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultConfig, lazySchema, parseBootstrapClients, z, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
+import { defaultConfig, parseBootstrapClients, z, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
 import { blobStoreProblem, checkS3Endpoint, isS3Url, parseEgressAllow } from '@runloom/core/node';
 
 /**
@@ -43,8 +43,8 @@ interface FlagRow {
   env?: readonly string[];
   /** Its value is a credential: an error never repeats it. */
   secret?: boolean;
-  /** Checks and converts the raw text (a list of texts when repeatable); a `lazySchema`, made when a value is given, as most are not. */
-  schema: z.ZodType;
+  /** Makes the schema that checks and converts the raw text (a list of texts when repeatable): made when a value is given, as most are not. */
+  schema: () => z.ZodType;
   /** Where the value goes. */
   to: { option: keyof RunloomConfig } | { own: string };
 }
@@ -98,7 +98,7 @@ const FLAGS = {
     value: 'ACCOUNT',
     help: 'account the new client belongs to (required)',
     env: [],
-    schema: lazySchema(text),
+    schema: text,
     to: { own: 'account' },
   },
   host: {
@@ -106,7 +106,7 @@ const FLAGS = {
     value: 'HOST',
     help: 'interface to listen on',
     default: '127.0.0.1',
-    schema: lazySchema(text),
+    schema: text,
     to: { own: 'host' },
   },
   port: {
@@ -114,7 +114,7 @@ const FLAGS = {
     value: 'PORT',
     help: 'port to listen on; 0 picks a free one',
     default: '8787',
-    schema: lazySchema(() => wholeNumber(0, 65535)),
+    schema: () => wholeNumber(0, 65535),
     to: { own: 'port' },
   },
   'data-dir': {
@@ -122,7 +122,7 @@ const FLAGS = {
     value: 'DIR',
     help: 'folder of the embedded store, blobs and keys',
     default: './.runloom-data',
-    schema: lazySchema(dataDir),
+    schema: dataDir,
     to: { option: 'dataDir' },
   },
   'database-url': {
@@ -130,7 +130,7 @@ const FLAGS = {
     value: 'URL',
     help: 'a postgres:// URL selects PostgreSQL for records and the job queue',
     shownDefault: 'sql.js in the data dir',
-    schema: lazySchema(postgresUrl),
+    schema: postgresUrl,
     to: { option: 'databaseUrl' },
   },
   'bootstrap-client': {
@@ -141,7 +141,7 @@ const FLAGS = {
     repeatable: true,
     env: ['RUNLOOM_BOOTSTRAP_CLIENTS', 'RUNLOOM_BOOTSTRAP_CLIENT'],
     secret: true,
-    schema: lazySchema(() =>
+    schema: () =>
       z.array(
         z.string().refine((entry) => {
           try {
@@ -152,21 +152,20 @@ const FLAGS = {
           }
         }, 'must be ACCOUNT:CLIENT_ID:SECRET with none of the three empty'),
       ),
-    ),
     to: { option: 'bootstrapClients' },
   },
   'allow-private-network': {
     commands: ['serve'],
     help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools, git remotes) reach loopback, private, link-local and metadata addresses',
     shownDefault: 'off',
-    schema: lazySchema(onOff),
+    schema: onOff,
     to: { option: 'allowPrivateNetwork' },
   },
   'enable-shell-commands': {
     commands: ['serve'],
     help: "let workspace commands of type shell run programs on this machine, in the workspace's folder (argv only, never through a shell); any account can then run anything the server's user can",
     shownDefault: 'off: shell commands answer 403',
-    schema: lazySchema(onOff),
+    schema: onOff,
     to: { option: 'shellCommands' },
   },
   'egress-allow': {
@@ -175,7 +174,7 @@ const FLAGS = {
     help: 'let outbound requests reach this one destination although it is not public, e.g. a self-hosted vendor at llm.lan:8000 or 10.0.0.7:11434 (no port: every port); repeatable',
     shownDefault: 'none',
     repeatable: true,
-    schema: lazySchema(() =>
+    schema: () =>
       z.array(z.string()).superRefine((entries, context) => {
         try {
           parseEgressAllow(entries);
@@ -183,7 +182,6 @@ const FLAGS = {
           context.addIssue({ code: 'custom', message: (error as Error).message });
         }
       }),
-    ),
     to: { option: 'egressAllow' },
   },
   'base-path': {
@@ -192,75 +190,74 @@ const FLAGS = {
     help: 'prefix of every route, e.g. /api',
     shownDefault: 'none',
     // '/api/' → '/api'; '/' or '' → no prefix.
-    schema: lazySchema(() =>
+    schema: () =>
       z
         .string()
         .transform((value) => value.trim().replace(/\/+$/, ''))
         .refine((value) => value === '' || /^(\/[\w.~-]+)+$/.test(value), 'must look like /prefix or /a/b (letters, digits, . _ ~ -)'),
-    ),
     to: { option: 'basePath' },
   },
   'token-ttl-seconds': {
     commands: ['serve'],
     value: 'N',
     help: 'lifetime of access tokens',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'tokenTtlSeconds' },
   },
   'rate-limit': {
     commands: ['serve'],
     value: 'N',
     help: 'requests/s per account, bursts of 2×N; 0 turns it off',
-    schema: lazySchema(nonNegativeNumber),
+    schema: nonNegativeNumber,
     to: { option: 'rateLimit' },
   },
   'callback-max-attempts': {
     commands: ['serve'],
     value: 'N',
     help: 'deliveries of a run callback before it fails',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'callbackMaxAttempts' },
   },
   'callback-initial-backoff-ms': {
     commands: ['serve'],
     value: 'MS',
     help: 'first callback retry delay; doubles, capped at 10 minutes, ±20% jitter',
-    schema: lazySchema(() => wholeNumber(0)),
+    schema: () => wholeNumber(0),
     to: { option: 'callbackInitialBackoffMs' },
   },
   'json-body-limit-bytes': {
     commands: ['serve'],
     value: 'N',
     help: 'largest JSON request body; larger ones get 413',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'jsonBodyLimitBytes' },
   },
   'upload-limit-bytes': {
     commands: ['serve'],
     value: 'N',
     help: 'largest resource upload; larger ones get 413',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'uploadLimitBytes' },
   },
   'run-concurrency': {
     commands: ['serve'],
     value: 'N',
     help: 'upper bound of runs in flight on this server, waiting on a vendor included; bounds memory',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'runConcurrency' },
   },
   'run-concurrency-per-account': {
     commands: ['serve'],
     value: 'N',
     help: 'upper bound of one account’s runs in flight at once on this server',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'runConcurrencyPerAccount' },
   },
   'thread-stream-idle-timeout-ms': {
     commands: ['serve'],
     value: 'N',
     help: 'a thread reply whose model sends nothing for this long is ended (its partial reply kept)',
-    schema: lazySchema(() => wholeNumber(1)),
+    schema: () => wholeNumber(1),
     to: { option: 'threadStreamIdleTimeoutMs' },
   },
   'workspaces-dir': {
@@ -268,7 +265,7 @@ const FLAGS = {
     value: 'DIR',
     help: 'folder holding one folder of files per workspace (a shared volume, say)',
     shownDefault: 'workspaces/ in the data dir',
-    schema: lazySchema(dataDir),
+    schema: dataDir,
     to: { option: 'workspacesDir' },
   },
   'blob-store': {
@@ -276,14 +273,13 @@ const FLAGS = {
     value: 'DIR|s3://BUCKET/PREFIX',
     help: 'where resource bytes live: a local folder, or an S3-compatible bucket that several instances share (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION)',
     shownDefault: 'blobs/ in the data dir',
-    schema: lazySchema(() =>
+    schema: () =>
       text()
         .superRefine((value, context) => {
           const problem = blobStoreProblem(value);
           if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
         })
         .transform((value) => (isS3Url(value) ? value : path.resolve(value))),
-    ),
     to: { option: 'blobStore' },
   },
   'secret-key': {
@@ -292,14 +288,13 @@ const FLAGS = {
     help: "32-byte key for encryption and URL signing; share it between instances. client create with --database-url needs the server's key, unless --data-dir holds its secret.key",
     shownDefault: 'generated into the data dir',
     secret: true,
-    schema: lazySchema(() =>
+    schema: () =>
       z
         .string()
         .refine(
           (value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
           'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
         ),
-    ),
     to: { option: 'secretKey' },
   },
   'metrics-token': {
@@ -309,7 +304,7 @@ const FLAGS = {
     shownDefault: 'none: /metrics answers 403',
     secret: true,
     // Visible ASCII without spaces, so it fits an Authorization header as sent.
-    schema: lazySchema(() => z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)')),
+    schema: () => z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)'),
     to: { option: 'metricsToken' },
   },
   's3-endpoint': {
@@ -319,7 +314,7 @@ const FLAGS = {
     shownDefault: 'AWS S3',
     // Never echoed: a URL given with user:password in it holds a credential.
     secret: true,
-    schema: lazySchema(() =>
+    schema: () =>
       text().superRefine((value, context) => {
         try {
           checkS3Endpoint(value);
@@ -327,7 +322,6 @@ const FLAGS = {
           context.addIssue({ code: 'custom', message: (error as Error).message });
         }
       }),
-    ),
     to: { option: 's3Endpoint' },
   },
 } satisfies Record<string, FlagRow>;
@@ -419,7 +413,7 @@ function parseCommand(command: Command, args: string[], env: Env): { own: Record
   const own: Record<string, unknown> = {};
   const runloom: Record<string, unknown> = {};
   for (const [name, row] of flags) {
-    const result = name in raw ? row.schema.safeParse(raw[name]) : { success: true as const, data: undefined };
+    const result = name in raw ? row.schema().safeParse(raw[name]) : { success: true as const, data: undefined };
     if (!result.success) throw new UsageError(describe(name, result.error.issues[0]!, raw, sources), false);
     if ('option' in row.to) runloom[row.to.option] = result.data;
     else own[row.to.own] = result.data;
