@@ -74,16 +74,19 @@ export function bootstrapFlag(client: BenchClient): string[] {
 }
 
 /**
- * Spawns `node ARGS` with its stdout in a file (the request log must not cost this process) and
- * waits until it prints `listening on URL`.
+ * Spawns `node ARGS` (under `command` when there is one: `valgrind` and its options) with its
+ * stdout in a file (the request log must not cost this process) and waits until it prints
+ * `listening on URL`.
  */
-export async function startChildServer(args: string[], logDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+export async function startChildServer(args: string[], logDir: string, env: Record<string, string> = {}, command: string[] = []): Promise<ChildServer> {
   const logFile = path.join(logDir, `server-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
   const log = fs.openSync(logFile, 'w');
-  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
+  const [file, ...commandArgs] = [...command, process.execPath, ...args];
+  const child: ChildProcess = spawn(file!, commandArgs, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] });
   fs.closeSync(log);
   const exited = once(child, 'exit');
-  const deadline = Date.now() + 30_000;
+  // Under valgrind a server starts some ten times slower.
+  const deadline = Date.now() + (command.length > 0 ? 300_000 : 30_000);
   for (;;) {
     const url = /listening on (http:\/\/\S+)/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
     if (url) {

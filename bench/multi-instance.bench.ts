@@ -6,6 +6,7 @@ import pg from 'pg';
 import { type BenchResult, benchResult } from './bench-result';
 import { bootstrapFlag, type ChildServer, cpuProfileFlags, median, profileFolder, RUNLOOM_CLI, serveArgs, sharedInstanceFlags, startChildServer } from './child-server';
 import { FAKE_MODEL, FAKE_PROMPT, startFakeVendor, FAKE_API_KEY } from './fake-vendor';
+import { type InstructionCount, instructionCountingCommand, startCountingInstructions, stopCountingInstructions } from './instruction-count';
 import { CLIENT, connect } from './runs.bench';
 import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scratch-database';
 
@@ -37,7 +38,9 @@ import { BENCH_DATABASE_URL, connectAdmin, createScratchDatabase } from './scrat
  * Durable creates/s on PostgreSQL beside the embedded store are bench/writes.bench.ts's figures.
  * `BENCH_MULTI_RUNS` (default 3000) per round, `BENCH_MULTI_ROUNDS` (default 3); `BENCH_PROFILE_DIR`
  * profiles the servers (`node --cpu-prof`, a folder per configuration, with the measured spans in
- * its `measure-windows.txt`: a profile cut to one leaves the start and the warm-up out).
+ * its `measure-windows.txt`: a profile cut to one leaves the start and the warm-up out);
+ * `BENCH_CALLGRIND_DIR` counts the instructions the servers execute per run, theirs together
+ * (`instruction-count.ts`; with `BENCH_MULTI_RUNS=300`, about 5 minutes a round).
  */
 
 const RUNS = Number(process.env.BENCH_MULTI_RUNS ?? 3000);
@@ -54,6 +57,8 @@ interface Figures {
   transactionsPerRun: number;
   /** Main-thread context switches per run, the servers' together: voluntary (idle) and involuntary (preempted). */
   switchesPerRun: { voluntary: number; involuntary: number };
+  /** Instructions the servers executed per run, with BENCH_CALLGRIND_DIR. */
+  instructionsPerRun?: InstructionCount;
 }
 
 /** How many servers share the database, how many of them the runs are submitted to (in turn), and by how many clients at once. */
@@ -77,6 +82,7 @@ async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Cli
   const secretKey = randomBytes(32).toString('base64');
   const servers: ChildServer[] = [];
   const profileSubfolder = `${instances}-instances-${submittedTo}-submitted-to-${clients}-clients`;
+  const countingCommand = instructionCountingCommand(profileSubfolder);
   try {
     for (let index = 0; index < instances; index += 1) {
       const dataDir = path.join(shared, `instance-${index}`);
@@ -88,6 +94,8 @@ async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Cli
             ...serveArgs(dataDir, [...sharedInstanceFlags(scratch.url, shared, secretKey), '--rate-limit', '0', '--allow-private-network', ...bootstrapFlag(CLIENT)]),
           ],
           shared,
+          {},
+          countingCommand,
         ),
       );
     }
@@ -132,6 +140,8 @@ async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Cli
     const transactions = () => count(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = '${scratch.name}'`);
     try {
       await runsCompletedPerSecond(WARMUP_RUNS_PER_INSTANCE * submittedTo);
+      const counting = countingCommand.length > 0;
+      if (counting) for (const server of servers) startCountingInstructions(server.pid);
       const cpuBefore = cpu();
       const switchesBefore = switches();
       const transactionsBefore = await transactions();
@@ -145,11 +155,15 @@ async function measure({ instances, submittedTo, clients }: Setup, admin: pg.Cli
         involuntary: (switchesAfter.involuntary - switchesBefore.involuntary) / RUNS,
       };
       noteMeasureWindow(profileSubfolder, measureStart, process.hrtime.bigint());
+      const counts = counting ? servers.map((server) => stopCountingInstructions(server.pid, profileSubfolder)) : [];
+      const instructionsPerRun = counting
+        ? { all: counts.reduce((sum, count) => sum + count.all, 0) / RUNS, mainThread: counts.reduce((sum, count) => sum + count.mainThread, 0) / RUNS }
+        : undefined;
       // The statistics reach pg_stat_database when each backend reports them (at most every 1 s, PostgreSQL 15).
       await new Promise((resolve) => setTimeout(resolve, 1500));
       // Less this bench's own reads (a transaction each).
       const ofServers = (await transactions()) - transactionsBefore - (ownTransactions - ownBefore);
-      return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ofServers / RUNS, switchesPerRun };
+      return { runsPerSecond, serverCpuMsPerRun, transactionsPerRun: ofServers / RUNS, switchesPerRun, instructionsPerRun };
     } finally {
       await database.end();
     }
@@ -187,13 +201,17 @@ export async function run(): Promise<BenchResult[]> {
         process.stderr.write(
           `  multi-instance round ${round + 1}, ${setup.label}: ${measured.runsPerSecond.toFixed(0)} runs/s, server CPU ${measured.serverCpuMsPerRun.toFixed(2)} ms/run, ` +
             `${measured.transactionsPerRun.toFixed(1)} database transactions/run, ` +
-            `${measured.switchesPerRun.voluntary.toFixed(2)} + ${measured.switchesPerRun.involuntary.toFixed(2)} main-thread switches/run (idle + preempted)\n`,
+            `${measured.switchesPerRun.voluntary.toFixed(2)} + ${measured.switchesPerRun.involuntary.toFixed(2)} main-thread switches/run (idle + preempted)` +
+            (measured.instructionsPerRun
+              ? `, ${(measured.instructionsPerRun.all / 1e6).toFixed(2)} M instructions/run (main threads ${(measured.instructionsPerRun.mainThread / 1e6).toFixed(2)} M)`
+              : '') +
+            '\n',
         );
       }
     }
     const medianOf = (setup: Setup, figure: 'runsPerSecond' | 'serverCpuMsPerRun') => median(figures.get(setup)!.map((entry) => entry[figure]));
     const { one, two, twoOneBusy, oneHalfLoad } = SETUPS;
-    return [
+    const results = [
       benchResult({
         name: 'multi-instance: completed async runs/s on PostgreSQL, two instances / one (2 cores shared with the database)',
         value: medianOf(two, 'runsPerSecond'),
@@ -226,6 +244,24 @@ export async function run(): Promise<BenchResult[]> {
         goal: null,
         unit: 'ms',
       }),
+    ];
+    if (figures.get(one)![0]!.instructionsPerRun === undefined) return results;
+    // Under valgrind the CPU figures above say nothing; these say whether a configuration does more
+    // work per run. The main threads': the other threads' count follows when V8's compiles happen,
+    // which valgrind's slowness moves into the measure, while natively they take 0.05-0.07 ms a run in
+    // every configuration.
+    const instructions = (setup: Setup) => median(figures.get(setup)!.map((entry) => entry.instructionsPerRun!.mainThread / 1e6));
+    return [
+      ...results,
+      ...[two, twoOneBusy, oneHalfLoad].map((setup) =>
+        benchResult({
+          name: `multi-instance: instructions the servers' main threads executed per completed run, ${setup.label} / ${one.label}`,
+          value: instructions(setup),
+          baseline: instructions(one),
+          goal: null,
+          unit: 'M',
+        }),
+      ),
     ];
   } finally {
     await vendor.stop();
