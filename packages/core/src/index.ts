@@ -4,8 +4,6 @@ export { createRunloom, Runloom, type CreateRunloomOptions } from './runloom';
 export { RunloomOptionsError } from './runloom-options';
 // The inversify the core is built with: a host's `modules` must come from this copy of it.
 export { ContainerModule } from 'inversify';
-// The zod the core is built with, as far as the CLI's schemas use it (see cli-zod.ts).
-export * as z from './cli-zod';
 export { DomainError, DomainErrorCodes, type DomainErrorCode, type DomainErrorExtras, type CredentialChallenge, type ErrorDetail } from './domain/errors';
 export { ApiError, ErrorCodes, type ErrorCode } from './http/api-error';
 export { route, RouteTable, Authenticator, type RouteDefinition, type Principal } from './http/route';

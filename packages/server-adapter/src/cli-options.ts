@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultConfig, parseBootstrapClients, z, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
+import { defaultConfig, parseBootstrapClients, type CreateRunloomOptions, type RunloomConfig } from '@runloom/core';
 import { blobStoreProblem, checkS3Endpoint, isS3Url, parseEgressAllow } from '@runloom/core/node';
 
 /**
@@ -25,7 +25,7 @@ export type Command = 'serve' | 'client create';
 /**
  * One row per flag: everything the CLI knows about it. The flag is `--<key>`; it is read from the
  * command line, else from its environment variables, else from `default`. The raw text goes
- * through `schema`, and the result to `createRunloom`'s option `option` (or the command's own
+ * through `check`, and the result to `createRunloom`'s option `option` (or the command's own
  * options, under `own`). Help and error messages are generated from the row.
  */
 interface FlagRow {
@@ -43,53 +43,72 @@ interface FlagRow {
   env?: readonly string[];
   /** Its value is a credential: an error never repeats it. */
   secret?: boolean;
-  /** Makes the schema that checks and converts the raw text (a list of texts when repeatable): made when a value is given, as most are not. */
-  schema: () => z.ZodType;
+  /**
+   * Checks and converts the raw text (a list of texts when repeatable), throwing a `FlagProblem`.
+   * Plain code rather than zod: the first zod schema of each kind a process makes costs zod's
+   * set-up of that kind, which the flags every start gives made part of every start.
+   */
+  check: (raw: string & string[]) => unknown;
   /** Where the value goes. */
   to: { option: keyof RunloomConfig } | { own: string };
 }
 
-// What the schemas say starts with the flag's name: `--port must be …`, `RUNLOOM_PORT must be …`.
-function text() {
-  return z.string().trim().min(1, 'must not be empty');
+/** What is wrong with a flag's value; `index` names the entry of a repeatable flag. */
+class FlagProblem {
+  constructor(
+    readonly message: string,
+    readonly index?: number,
+  ) {}
+}
+
+function refuse(message: string, index?: number): never {
+  throw new FlagProblem(message, index);
+}
+
+/** Runs a parser of the core that throws what is wrong, its message the flag's problem. */
+function refuseThrown(parse: () => unknown): void {
+  try {
+    parse();
+  } catch (error) {
+    refuse((error as Error).message);
+  }
+}
+
+// What a check says starts with the flag's name: `--port must be …`, `RUNLOOM_PORT must be …`.
+function text(raw: string): string {
+  const value = raw.trim();
+  return value === '' ? refuse('must not be empty') : value;
 }
 
 function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
-  return z
-    .string()
-    .regex(/^\s*\d+\s*$/, `must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .refine((value) => Number.isSafeInteger(value) && value >= min && value <= max, `must be a whole number from ${min} to ${max}`);
+  return (raw: string): number => {
+    const value = Number(raw);
+    const whole = /^\s*\d+\s*$/.test(raw) && Number.isSafeInteger(value) && value >= min && value <= max;
+    return whole ? value : refuse(`must be a whole number from ${min} to ${max}`);
+  };
 }
 
-function nonNegativeNumber() {
-  return z
-    .string()
-    .refine((value) => value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0, 'must be a number ≥ 0')
-    .transform(Number);
+function nonNegativeNumber(raw: string): number {
+  const value = Number(raw);
+  return raw.trim() !== '' && Number.isFinite(value) && value >= 0 ? value : refuse('must be a number ≥ 0');
 }
 
 /** `--flag` alone is 'true'; a variable says true/false, 1/0, yes/no or on/off; empty is unset. */
-function onOff() {
-  return z
-    .string()
-    .regex(/^(1|true|yes|on|0|false|no|off|)$/i, 'must be true or false')
-    .transform((value) => (value === '' ? undefined : /^(1|true|yes|on)$/i.test(value)));
+function onOff(raw: string): boolean | undefined {
+  if (!/^(1|true|yes|on|0|false|no|off|)$/i.test(raw)) refuse('must be true or false');
+  return raw === '' ? undefined : /^(1|true|yes|on)$/i.test(raw);
 }
 
-function postgresUrl() {
-  return z
-    .string()
-    .refine((value) => value === '' || /^postgres(ql)?:\/\//i.test(value), 'must be a postgres:// URL (leave it out for the embedded sql.js store)')
-    .transform((value) => (value === '' ? undefined : value));
+function postgresUrl(raw: string): string | undefined {
+  if (raw !== '' && !/^postgres(ql)?:\/\//i.test(raw)) refuse('must be a postgres:// URL (leave it out for the embedded sql.js store)');
+  return raw === '' ? undefined : raw;
 }
 
 /** The data dir, resolved; refused when it cannot be a folder this process writes to. */
-function dataDir() {
-  return text().transform((value) => path.resolve(value)).superRefine((dir, context) => {
-    const problem = dataDirProblem(dir);
-    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-  });
+function dataDir(raw: string): string {
+  const dir = path.resolve(text(raw));
+  const problem = dataDirProblem(dir);
+  return problem === undefined ? dir : refuse(problem);
 }
 
 const FLAGS = {
@@ -98,7 +117,7 @@ const FLAGS = {
     value: 'ACCOUNT',
     help: 'account the new client belongs to (required)',
     env: [],
-    schema: text,
+    check: text,
     to: { own: 'account' },
   },
   host: {
@@ -106,7 +125,7 @@ const FLAGS = {
     value: 'HOST',
     help: 'interface to listen on',
     default: '127.0.0.1',
-    schema: text,
+    check: text,
     to: { own: 'host' },
   },
   port: {
@@ -114,7 +133,7 @@ const FLAGS = {
     value: 'PORT',
     help: 'port to listen on; 0 picks a free one',
     default: '8787',
-    schema: () => wholeNumber(0, 65535),
+    check: wholeNumber(0, 65535),
     to: { own: 'port' },
   },
   'data-dir': {
@@ -122,7 +141,7 @@ const FLAGS = {
     value: 'DIR',
     help: 'folder of the embedded store, blobs and keys',
     default: './.runloom-data',
-    schema: dataDir,
+    check: dataDir,
     to: { option: 'dataDir' },
   },
   'database-url': {
@@ -130,7 +149,7 @@ const FLAGS = {
     value: 'URL',
     help: 'a postgres:// URL selects PostgreSQL for records and the job queue',
     shownDefault: 'sql.js in the data dir',
-    schema: postgresUrl,
+    check: postgresUrl,
     to: { option: 'databaseUrl' },
   },
   'bootstrap-client': {
@@ -141,31 +160,30 @@ const FLAGS = {
     repeatable: true,
     env: ['RUNLOOM_BOOTSTRAP_CLIENTS', 'RUNLOOM_BOOTSTRAP_CLIENT'],
     secret: true,
-    schema: () =>
-      z.array(
-        z.string().refine((entry) => {
-          try {
-            parseBootstrapClients([entry]);
-            return true;
-          } catch {
-            return false;
-          }
-        }, 'must be ACCOUNT:CLIENT_ID:SECRET with none of the three empty'),
-      ),
+    check: (entries) => {
+      entries.forEach((entry, index) => {
+        try {
+          parseBootstrapClients([entry]);
+        } catch {
+          refuse('must be ACCOUNT:CLIENT_ID:SECRET with none of the three empty', index);
+        }
+      });
+      return entries;
+    },
     to: { option: 'bootstrapClients' },
   },
   'allow-private-network': {
     commands: ['serve'],
     help: 'let every outbound request (model vendors and their base_urls, callbacks, agent HTTP tools, git remotes) reach loopback, private, link-local and metadata addresses',
     shownDefault: 'off',
-    schema: onOff,
+    check: onOff,
     to: { option: 'allowPrivateNetwork' },
   },
   'enable-shell-commands': {
     commands: ['serve'],
     help: "let workspace commands of type shell run programs on this machine, in the workspace's folder (argv only, never through a shell); any account can then run anything the server's user can",
     shownDefault: 'off: shell commands answer 403',
-    schema: onOff,
+    check: onOff,
     to: { option: 'shellCommands' },
   },
   'egress-allow': {
@@ -174,14 +192,10 @@ const FLAGS = {
     help: 'let outbound requests reach this one destination although it is not public, e.g. a self-hosted vendor at llm.lan:8000 or 10.0.0.7:11434 (no port: every port); repeatable',
     shownDefault: 'none',
     repeatable: true,
-    schema: () =>
-      z.array(z.string()).superRefine((entries, context) => {
-        try {
-          parseEgressAllow(entries);
-        } catch (error) {
-          context.addIssue({ code: 'custom', message: (error as Error).message });
-        }
-      }),
+    check: (entries) => {
+      refuseThrown(() => parseEgressAllow(entries));
+      return entries;
+    },
     to: { option: 'egressAllow' },
   },
   'base-path': {
@@ -190,74 +204,73 @@ const FLAGS = {
     help: 'prefix of every route, e.g. /api',
     shownDefault: 'none',
     // '/api/' → '/api'; '/' or '' → no prefix.
-    schema: () =>
-      z
-        .string()
-        .transform((value) => value.trim().replace(/\/+$/, ''))
-        .refine((value) => value === '' || /^(\/[\w.~-]+)+$/.test(value), 'must look like /prefix or /a/b (letters, digits, . _ ~ -)'),
+    check: (raw) => {
+      const value = raw.trim().replace(/\/+$/, '');
+      return value === '' || /^(\/[\w.~-]+)+$/.test(value) ? value : refuse('must look like /prefix or /a/b (letters, digits, . _ ~ -)');
+    },
     to: { option: 'basePath' },
   },
   'token-ttl-seconds': {
     commands: ['serve'],
     value: 'N',
     help: 'lifetime of access tokens',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'tokenTtlSeconds' },
   },
   'rate-limit': {
     commands: ['serve'],
     value: 'N',
     help: 'requests/s per account, bursts of 2×N; 0 turns it off',
-    schema: nonNegativeNumber,
+    check: nonNegativeNumber,
     to: { option: 'rateLimit' },
   },
   'callback-max-attempts': {
     commands: ['serve'],
     value: 'N',
     help: 'deliveries of a run callback before it fails',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'callbackMaxAttempts' },
   },
   'callback-initial-backoff-ms': {
     commands: ['serve'],
     value: 'MS',
     help: 'first callback retry delay; doubles, capped at 10 minutes, ±20% jitter',
-    schema: () => wholeNumber(0),
+    check: wholeNumber(0),
     to: { option: 'callbackInitialBackoffMs' },
   },
   'json-body-limit-bytes': {
     commands: ['serve'],
     value: 'N',
     help: 'largest JSON request body; larger ones get 413',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'jsonBodyLimitBytes' },
   },
   'upload-limit-bytes': {
     commands: ['serve'],
     value: 'N',
     help: 'largest resource upload; larger ones get 413',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'uploadLimitBytes' },
   },
   'run-concurrency': {
     commands: ['serve'],
     value: 'N',
     help: 'upper bound of runs in flight on this server, waiting on a vendor included; bounds memory',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'runConcurrency' },
   },
   'run-concurrency-per-account': {
     commands: ['serve'],
     value: 'N',
     help: 'upper bound of one account’s runs in flight at once on this server',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'runConcurrencyPerAccount' },
   },
   'thread-stream-idle-timeout-ms': {
     commands: ['serve'],
     value: 'N',
     help: 'a thread reply whose model sends nothing for this long is ended (its partial reply kept)',
-    schema: () => wholeNumber(1),
+    check: wholeNumber(1),
     to: { option: 'threadStreamIdleTimeoutMs' },
   },
   'workspaces-dir': {
@@ -265,7 +278,7 @@ const FLAGS = {
     value: 'DIR',
     help: 'folder holding one folder of files per workspace (a shared volume, say)',
     shownDefault: 'workspaces/ in the data dir',
-    schema: dataDir,
+    check: dataDir,
     to: { option: 'workspacesDir' },
   },
   'blob-store': {
@@ -273,13 +286,12 @@ const FLAGS = {
     value: 'DIR|s3://BUCKET/PREFIX',
     help: 'where resource bytes live: a local folder, or an S3-compatible bucket that several instances share (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION)',
     shownDefault: 'blobs/ in the data dir',
-    schema: () =>
-      text()
-        .superRefine((value, context) => {
-          const problem = blobStoreProblem(value);
-          if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-        })
-        .transform((value) => (isS3Url(value) ? value : path.resolve(value))),
+    check: (raw) => {
+      const value = text(raw);
+      const problem = blobStoreProblem(value);
+      if (problem !== undefined) refuse(problem);
+      return isS3Url(value) ? value : path.resolve(value);
+    },
     to: { option: 'blobStore' },
   },
   'secret-key': {
@@ -288,13 +300,8 @@ const FLAGS = {
     help: "32-byte key for encryption and URL signing; share it between instances. client create with --database-url needs the server's key, unless --data-dir holds its secret.key",
     shownDefault: 'generated into the data dir',
     secret: true,
-    schema: () =>
-      z
-        .string()
-        .refine(
-          (value) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
-          'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)',
-        ),
+    check: (raw) =>
+      /^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) && Buffer.from(raw, 'base64').length === 32 ? raw : refuse('must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)'),
     to: { option: 'secretKey' },
   },
   'metrics-token': {
@@ -304,7 +311,7 @@ const FLAGS = {
     shownDefault: 'none: /metrics answers 403',
     secret: true,
     // Visible ASCII without spaces, so it fits an Authorization header as sent.
-    schema: () => z.string().regex(/^[\x21-\x7e]{1,1024}$/, 'must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)'),
+    check: (raw) => (/^[\x21-\x7e]{1,1024}$/.test(raw) ? raw : refuse('must be 1–1024 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`)')),
     to: { option: 'metricsToken' },
   },
   's3-endpoint': {
@@ -314,14 +321,11 @@ const FLAGS = {
     shownDefault: 'AWS S3',
     // Never echoed: a URL given with user:password in it holds a credential.
     secret: true,
-    schema: () =>
-      text().superRefine((value, context) => {
-        try {
-          checkS3Endpoint(value);
-        } catch (error) {
-          context.addIssue({ code: 'custom', message: (error as Error).message });
-        }
-      }),
+    check: (raw) => {
+      const value = text(raw);
+      refuseThrown(() => checkS3Endpoint(value));
+      return value;
+    },
     to: { option: 's3Endpoint' },
   },
 } satisfies Record<string, FlagRow>;
@@ -364,7 +368,7 @@ type Source = string;
 
 /**
  * Reads the command's flags, fills the rest from the environment and the defaults, and checks
- * each value with its row's schema, in the rows' order; the first problem is a `UsageError`
+ * each value with its row's check, in the rows' order; the first problem is a `UsageError`
  * naming the flag or the variable the value came from.
  */
 /** Both commands take `--data-dir`, which has a default: the options always name the data dir. */
@@ -413,28 +417,32 @@ function parseCommand(command: Command, args: string[], env: Env): { own: Record
   const own: Record<string, unknown> = {};
   const runloom: Record<string, unknown> = {};
   for (const [name, row] of flags) {
-    const result = name in raw ? row.schema().safeParse(raw[name]) : { success: true as const, data: undefined };
-    if (!result.success) throw new UsageError(describe(name, result.error.issues[0]!, raw, sources), false);
-    if ('option' in row.to) runloom[row.to.option] = result.data;
-    else own[row.to.own] = result.data;
+    let value: unknown;
+    try {
+      value = name in raw ? row.check(raw[name] as string & string[]) : undefined;
+    } catch (error) {
+      if (error instanceof FlagProblem) throw new UsageError(describe(name, error, raw, sources), false);
+      throw error;
+    }
+    if ('option' in row.to) runloom[row.to.option] = value;
+    else own[row.to.own] = value;
   }
-  // The schemas checked every value and --data-dir has a default, so this is what they produced.
+  // The checks saw every value and --data-dir has a default, so this is what they produced.
   return { own, runloom: runloom as unknown as CommandRunloomOptions };
 }
 
-function describe(name: FlagName, issue: z.core.$ZodIssue, raw: Record<string, string | string[]>, sources: Record<string, Source | Source[]>): string {
-  const [index] = issue.path as [number | undefined];
+function describe(name: FlagName, { message, index }: FlagProblem, raw: Record<string, string | string[]>, sources: Record<string, Source | Source[]>): string {
   const row: FlagRow = FLAGS[name];
   const source = sources[name];
   if (Array.isArray(source)) {
     // A repeatable flag: name the entry by its place among those of its source, never by its text.
     const from = source[index ?? 0]!;
     const place = source.slice(0, (index ?? 0) + 1).filter((entry) => entry === from).length;
-    return `${from} (entry ${place}) ${issue.message}`;
+    return `${from} (entry ${place}) ${message}`;
   }
   const value = raw[name] as string;
   const shown = row.secret ? '' : `, got '${value.length > 200 ? `${value.slice(0, 200)}…` : value}'`;
-  return `${source} ${issue.message}${shown}`;
+  return `${source} ${message}${shown}`;
 }
 
 function parseFlags(args: string[], flags: [FlagName, FlagRow][]): Partial<Record<FlagName | 'help', string | boolean | string[]>> {
