@@ -108,6 +108,35 @@ describe('DatabaseEventBus', () => {
     );
   });
 
+  it('hands a subscriber that starts at the head every event published after, however far the backlog was trimmed before it read the store', async () => {
+    const bus = open(1);
+    // Holds the subscriber's read of the stored events after the head (the first read without a
+    // limit) until the events published meanwhile are stored, delivered and trimmed to the newest.
+    const find = database.find.bind(database);
+    let releaseRead!: () => void;
+    const readReleased = new Promise<void>((resolve) => (releaseRead = resolve));
+    let holdRead = true;
+    database.find = async (collection, query) => {
+      if (holdRead && query?.limit === undefined && query?.where && 'seq' in query.where) {
+        holdRead = false;
+        await readReleased;
+      }
+      return find(collection, query);
+    };
+    const seen: number[] = [];
+    let sawLast!: () => void;
+    const lastSeen = new Promise<void>((resolve) => (sawLast = resolve));
+    bus.subscribe<number>('t', (event) => {
+      seen.push(event.seq);
+      if (event.seq === 5) sawLast();
+    });
+    for (let n = 1; n <= 5; n += 1) await bus.publish('t', n);
+    while ((await database.count(BUS_EVENTS_COLLECTION, { topic: 't' })) > 1) await new Promise((resolve) => setImmediate(resolve));
+    releaseRead();
+    await lastSeen;
+    assert.deepEqual(seen, [1, 2, 3, 4, 5]);
+  });
+
   it('keeps the store to the backlog: older events are deleted as new ones are written', async () => {
     const bus = open(10);
     for (let n = 1; n <= 30; n += 1) await bus.publish('t', n);

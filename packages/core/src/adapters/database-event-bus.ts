@@ -266,7 +266,15 @@ export class DatabaseEventBus implements EventBus {
     try {
       const head = await this.readHead(topic);
       const from = Math.min(head, (subscriber.firstHeld ?? Number.POSITIVE_INFINITY) - 1);
-      subscriber.release(await this.readStored(topic, from), from);
+      const stored = await this.readStored(topic, from);
+      // Only what precedes the live events held meanwhile, which follow it: when the backlog was
+      // trimmed before this read, it starts past some of them, and handed over first it made
+      // them look seen (lost).
+      const firstHeld = subscriber.firstHeld ?? Number.POSITIVE_INFINITY;
+      subscriber.release(
+        stored.filter((event) => event.seq < firstHeld),
+        from,
+      );
     } catch (error) {
       this.logger?.error({ topic, error: errorMessage(error) }, 'reading where a topic stands failed; delivering live events only');
       subscriber.release([]);
