@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { closeSync, fsync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunloomConfig } from '../../config';
 import { type SecretBox, SecretKeyMismatchError } from '../../ports/secret-box';
-import { syncDirectory } from './durable-file-io';
+import { fsyncDescriptor, syncDirectory } from './durable-file-io';
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
@@ -95,7 +95,7 @@ async function loadOrCreateKeyFile(dataDir: string): Promise<Buffer> {
   const fd = openSync(temp, 'wx', 0o600);
   try {
     writeFileSync(fd, `${randomBytes(KEY_BYTES).toString('base64')}\n`);
-    await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+    await fsyncDescriptor(fd);
   } finally {
     closeSync(fd);
   }

@@ -205,7 +205,7 @@ async function fsyncDirectory(directory: string, changes: Promise<void>[], steps
   if (changes.length > 0) await Promise.all(changes);
   steps.syncing();
   try {
-    await new Promise<void>((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+    await fsyncDescriptor(fd);
   } finally {
     // The sync is what callers wait for; a read-only descriptor's close has nothing left to fail.
     close(fd, () => undefined);
@@ -219,6 +219,11 @@ async function fsyncDirectory(directory: string, changes: Promise<void>[], steps
  */
 function openDirectory(directory: string): Promise<number> {
   return new Promise((resolve, reject) => open(directory, 'r', (error, fd) => (error ? reject(error) : resolve(fd))));
+}
+
+/** fsync of an open descriptor, through node:fs's callback (see `openDirectory` for why not a FileHandle). */
+export function fsyncDescriptor(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
 export function errorCode(error: unknown): string | undefined {
