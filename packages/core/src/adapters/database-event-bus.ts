@@ -271,10 +271,7 @@ export class DatabaseEventBus implements EventBus {
       // trimmed before this read, it starts past some of them, and handed over first it made
       // them look seen (lost).
       const firstHeld = subscriber.firstHeld ?? Number.POSITIVE_INFINITY;
-      subscriber.release(
-        stored.filter((event) => event.seq < firstHeld),
-        from,
-      );
+      subscriber.release(stored.filter((event) => event.seq < firstHeld), from);
     } catch (error) {
       this.logger?.error({ topic, error: errorMessage(error) }, 'reading where a topic stands failed; delivering live events only');
       subscriber.release([]);

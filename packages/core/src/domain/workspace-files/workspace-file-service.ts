@@ -41,6 +41,7 @@ export interface WriteOptions {
 
 /** Levels a zip walks at most: deeper than any real tree, bounded so a walk always ends. */
 const ZIP_DEPTH = 1024;
+const CONVERTIBLE = new Set(['doc', 'docx']);
 
 /**
  * Why `path` cannot be an entry of a zip, if it cannot: the format (APPNOTE 4.4.17) has no drive
@@ -52,7 +53,6 @@ function unzippableName(path: string): string | undefined {
   if (/^[a-zA-Z]:/.test(path)) return 'a letter and a colon first, which zip readers take as a drive';
   return undefined;
 }
-const CONVERTIBLE = new Set(['doc', 'docx']);
 
 /**
  * The files and directories of workspaces (docs/api.md#workspace-files): reads go through
