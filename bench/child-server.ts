@@ -55,11 +55,16 @@ export function sharedInstanceFlags(
   return ['--database-url', databaseUrl, ...blobStoreFlags, '--workspaces-dir', path.join(root, 'workspaces'), '--secret-key', secretKey];
 }
 
-/** Where servers' CPU profiles go: `BENCH_PROFILE_DIR` (or its `subfolder`); undefined when it is not set. */
-export function profileFolder(subfolder?: string): string | undefined {
-  const dir = process.env.BENCH_PROFILE_DIR;
+/** The folder the environment variable `variable` names (or its `subfolder`); undefined when it is not set. */
+export function folderFromEnv(variable: string, subfolder?: string): string | undefined {
+  const dir = process.env[variable];
   if (!dir) return undefined;
   return subfolder === undefined ? dir : path.join(dir, subfolder);
+}
+
+/** Where servers' CPU profiles go: `BENCH_PROFILE_DIR` (or its `subfolder`); undefined when it is not set. */
+export function profileFolder(subfolder?: string): string | undefined {
+  return folderFromEnv('BENCH_PROFILE_DIR', subfolder);
 }
 
 /** `node` flags writing a V8 CPU profile of the server into `profileFolder(subfolder)` when there is one; none otherwise. */

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { folderFromEnv } from './child-server';
 
 /**
  * Instructions a server executes, counted by valgrind's callgrind: the same on a busy machine as on
@@ -18,8 +19,7 @@ export interface InstructionCount {
 
 /** The folder of the counts (or its `subfolder`); undefined when `BENCH_CALLGRIND_DIR` is not set. */
 function callgrindFolder(subfolder: string): string | undefined {
-  const dir = process.env.BENCH_CALLGRIND_DIR;
-  return dir ? path.join(dir, subfolder) : undefined;
+  return folderFromEnv('BENCH_CALLGRIND_DIR', subfolder);
 }
 
 /** The command a server runs under (`node` and its arguments follow): valgrind's when counting into `subfolder`, none otherwise. */
